@@ -1,0 +1,106 @@
+"""Shared helpers for the Python-level benchmarks: timing, finding torch, printing a table.
+
+Each bench script times ferrograd and, when the real PyTorch is importable in the same
+environment, torch on the same case, and prints both with the ratio torch / ferrograd
+(for times: above 1 means ferrograd is faster).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def parse_args(description):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, for a smoke run")
+    parser.add_argument(
+        "--no-torch", action="store_true", help="do not time torch even when importable"
+    )
+    return parser.parse_args()
+
+
+def load_ferrograd():
+    import ferrograd
+
+    return ferrograd
+
+
+def load_torch(disabled=False):
+    """The real PyTorch, or None: not installed, disabled, or `torch` is ferrograd's own shim."""
+    if disabled or os.environ.get("FERROGRAD_BENCH_NO_TORCH"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    if is_ferrograd_shim(torch):
+        return None
+    return torch
+
+
+def is_ferrograd_shim(module):
+    """True when `import torch` found ferrograd (an alias or a re-exporting shim)."""
+    if module.__name__.split(".")[0] == "ferrograd":
+        return True
+    if "ferrograd" in (getattr(module, "__file__", None) or ""):
+        return True
+    native = getattr(module, "_C", None)
+    return native is None or getattr(native, "__name__", "") != "torch._C"
+
+
+def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
+    """Nanoseconds per call of fn(): `repeat` runs of `number` calls, min (or median) of runs."""
+    for _ in range(warmup):
+        fn()
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            fn()
+        runs.append((time.perf_counter_ns() - start) / number)
+    return min(runs) if reduce == "min" else statistics.median(runs)
+
+
+def best_of(samples_ns, reduce="min"):
+    return min(samples_ns) if reduce == "min" else statistics.median(samples_ns)
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def print_table(title, rows, unit):
+    """rows: (case, ferrograd value, torch value or None), all in `unit`, lower is better."""
+    headers = ("case", f"ferrograd [{unit}]", f"torch [{unit}]", "torch/ferrograd")
+    table = []
+    for case, ours, theirs in rows:
+        ratio = f"{theirs / ours:.2f}x" if theirs is not None and ours else "-"
+        table.append((case, fmt(ours), fmt(theirs), ratio))
+    widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(headers)]
+    print(f"\n{title}")
+    print(_line(headers, widths))
+    print("  ".join("-" * w for w in widths))
+    for row in table:
+        print(_line(row, widths))
+    sys.stdout.flush()
+
+
+def _line(cells, widths):
+    # first column left-aligned, figures right-aligned
+    return "  ".join(
+        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+    )
+
+
+def describe(ferrograd, torch):
+    ours = getattr(ferrograd, "__version__", "?")
+    theirs = f"torch {torch.__version__}" if torch is not None else "torch not importable"
+    print(f"python {sys.version.split()[0]}, ferrograd {ours}, {theirs}")

@@ -1,0 +1,79 @@
+"""ferrograd: PyTorch's autograd (``torch.autograd``) on a tensor core written in Rust.
+
+``import ferrograd as torch`` gives the same numbers, ``grad_fn`` names and errors for
+autograd code. This module only re-exports: ops and factories live in the Rust
+extension ``ferrograd._C``; autograd's Python-side API lives in ``ferrograd.autograd``.
+"""
+
+from . import _C
+from ._C import (
+    Tensor,
+    allclose,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    equal,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    promote_types,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    where,
+    zeros,
+    zeros_like,
+)
+from ._C import dtype
+from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+    uint8,
+)
+from ._functional import *  # noqa: F403
+from ._functional import __all__ as _functional_all
+from ._size import Size
+from ._tensor_py import device, get_default_dtype, is_tensor, return_types
+from . import autograd
+from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from . import nn
+
+__version__ = "0.1.0"
+
+# torch's aliases for dtypes.
+half = float16
+float = float32  # noqa: A001
+double = float64
+int = int32  # noqa: A001
+long = int64
+cfloat = complex64
+cdouble = complex128
+
+__all__ = [
+    "Tensor", "Size", "dtype", "device", "autograd", "nn", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+    "linspace", "eye", "rand", "randn", "randint", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "manual_seed", "initial_seed", "where",
+    "allclose", "equal", "promote_types", "get_default_dtype", "is_tensor", "return_types",
+    *_functional_all,
+]

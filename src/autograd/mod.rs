@@ -1,0 +1,10 @@
+//! Reverse-mode bookkeeping: graph nodes, saved tensors, leaf accumulation, views.
+
+pub mod accumulate;
+pub mod grad_mode;
+pub mod node;
+pub mod saved;
+pub mod view;
+pub mod warnings;
+
+pub use node::{Edge, Node, NodeKind, TensorMeta};

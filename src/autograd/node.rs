@@ -1,0 +1,184 @@
+//! A node of the backward graph: what it computes (`NodeKind`), where its results go
+//! (`next_edges`, one per forward input), and what it saved.
+//!
+//! Terminology follows torch: a node's *inputs* are the gradients of its forward
+//! outputs; its *outputs* are the gradients of its forward inputs.
+
+use std::cell::Cell;
+use std::sync::{Arc, Mutex};
+
+use smallvec::SmallVec;
+
+use crate::autograd::saved::SavedTensor;
+use crate::dtype::DType;
+use crate::ops::Op;
+use crate::shape::Dims;
+use crate::tensor::{Tensor, WeakTensor};
+
+/// Where a gradient goes: input `input_nr` of `node`.
+#[derive(Clone)]
+pub struct Edge {
+    pub node: Arc<Node>,
+    pub input_nr: usize,
+}
+
+/// Shape and dtype of a tensor at recording time: the engine checks and fixes up
+/// gradients against it (sum-to-shape, dtype cast).
+#[derive(Clone, Debug)]
+pub struct TensorMeta {
+    pub shape: Dims,
+    pub dtype: DType,
+}
+
+impl TensorMeta {
+    pub fn of(t: &Tensor) -> TensorMeta {
+        TensorMeta { shape: t.dims(), dtype: t.dtype() }
+    }
+}
+
+pub enum NodeKind {
+    /// A built-in op's backward: its rule is `Op::vjp`.
+    Op(Box<dyn Op>),
+    /// Adds incoming gradients into a leaf's `.grad`. Holds the leaf strongly; the leaf
+    /// only holds this node weakly, so there is no cycle.
+    AccumulateGrad(Tensor),
+    /// In-place op applied to a view: routes the gradient of the base through the op.
+    CopySlices(crate::autograd::view::CopySlices),
+}
+
+/// Hooks and other per-node extras that most nodes never use.
+#[derive(Default)]
+pub struct NodeExtras {
+    /// Non-leaf tensors that asked for `retain_grad()`: (output index, tensor).
+    pub retained: SmallVec<[(usize, WeakTensor); 1]>,
+    /// The bindings' `grad_fn.metadata` dict (opaque here).
+    pub py_metadata: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+pub struct Node {
+    pub sequence_nr: u64,
+    pub kind: NodeKind,
+    pub next_edges: SmallVec<[Option<Edge>; 2]>,
+    /// Per forward input (next edge): what its gradient must look like.
+    pub input_meta: SmallVec<[TensorMeta; 2]>,
+    /// Per forward output: used to materialize undefined incoming gradients.
+    pub output_meta: SmallVec<[TensorMeta; 1]>,
+    pub saved: Mutex<SavedSlots>,
+    pub extras: Mutex<NodeExtras>,
+    /// Opaque slot owned by the bindings (the node's live Python object), as on tensors.
+    pub py_handle: std::sync::atomic::AtomicUsize,
+}
+
+/// Saved tensors of a node, in the positions its op declared (None = not needed for
+/// the inputs that required grad). `released` is set once backward freed them.
+#[derive(Default)]
+pub struct SavedSlots {
+    pub slots: SmallVec<[Option<SavedTensor>; 2]>,
+    pub released: bool,
+}
+
+thread_local! {
+    static NEXT_SEQUENCE_NR: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Monotonic per-thread counter, like torch's: later ops get larger numbers and run
+/// first in backward.
+pub fn next_sequence_nr() -> u64 {
+    NEXT_SEQUENCE_NR.with(|c| {
+        let v = c.get();
+        c.set(v + 1);
+        v
+    })
+}
+
+impl Node {
+    pub fn new(
+        kind: NodeKind,
+        next_edges: SmallVec<[Option<Edge>; 2]>,
+        input_meta: SmallVec<[TensorMeta; 2]>,
+        output_meta: SmallVec<[TensorMeta; 1]>,
+        saved: SmallVec<[Option<SavedTensor>; 2]>,
+    ) -> Arc<Node> {
+        Arc::new(Node {
+            sequence_nr: next_sequence_nr(),
+            kind,
+            next_edges,
+            input_meta,
+            output_meta,
+            saved: Mutex::new(SavedSlots { slots: saved, released: false }),
+            extras: Mutex::new(NodeExtras::default()),
+            py_handle: Default::default(),
+        })
+    }
+
+    pub fn accumulate_grad(leaf: Tensor) -> Arc<Node> {
+        let meta = TensorMeta::of(&leaf);
+        Arc::new(Node {
+            // AccumulateGrad runs as soon as it is ready (torch gives it UINT64_MAX).
+            sequence_nr: u64::MAX,
+            kind: NodeKind::AccumulateGrad(leaf),
+            next_edges: SmallVec::new(),
+            input_meta: SmallVec::new(),
+            output_meta: smallvec::smallvec![meta],
+            saved: Mutex::new(SavedSlots::default()),
+            extras: Mutex::new(NodeExtras::default()),
+            py_handle: Default::default(),
+        })
+    }
+
+    /// torch's node name: `MulBackward0`, `torch::autograd::AccumulateGrad`, ...
+    pub fn name(&self) -> &'static str {
+        match &self.kind {
+            NodeKind::Op(op) => op.name(),
+            NodeKind::AccumulateGrad(_) => "torch::autograd::AccumulateGrad",
+            NodeKind::CopySlices(_) => "torch::autograd::CopySlices",
+        }
+    }
+
+    pub fn num_inputs(&self) -> usize {
+        self.output_meta.len()
+    }
+
+    pub fn saved_slots(&self) -> std::sync::MutexGuard<'_, SavedSlots> {
+        self.saved.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn extras(&self) -> std::sync::MutexGuard<'_, NodeExtras> {
+        self.extras.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Free saved tensors (end of a backward without retain_graph).
+    pub fn release_saved(&self) {
+        let mut s = self.saved_slots();
+        if !s.slots.iter().all(|x| x.is_none()) || !s.released {
+            for slot in s.slots.iter_mut().flatten() {
+                slot.release();
+            }
+            s.released = true;
+        }
+        if let NodeKind::CopySlices(cs) = &self.kind {
+            cs.inner.release_saved();
+        }
+    }
+
+    pub fn variable(&self) -> Option<&Tensor> {
+        match &self.kind {
+            NodeKind::AccumulateGrad(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// `retain_grad()`: ask the tensor's producer to store the incoming gradient in `.grad`.
+pub fn retain_grad(t: &Tensor) -> crate::error::Result<()> {
+    if !t.requires_grad() {
+        return Err(crate::error::Error::runtime("can't retain_grad on Tensor that has requires_grad=False"));
+    }
+    let Some(f) = t.grad_fn() else { return Ok(()) };
+    if t.retains_grad() {
+        return Ok(());
+    }
+    f.extras().retained.push((t.output_nr(), t.downgrade()));
+    t.meta().retains_grad = true;
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! A tensor saved for backward: the value plus the version it had, checked on unpack.
+//!
+//! Saved *outputs* of a node are stored without their grad_fn (the node would otherwise
+//! own itself through them) and get it back on unpack; saved inputs are stored as the
+//! tensor itself, so `_saved_self is x` holds.
+
+use std::sync::Arc;
+
+use crate::autograd::node::Node;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// E-FREED: one shared text for every "graph already freed" path.
+pub const ERR_FREED: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
+
+pub struct SavedTensor {
+    data: Option<Tensor>,
+    is_output: bool,
+    output_nr: usize,
+    version: u64,
+}
+
+impl SavedTensor {
+    pub fn input(t: &Tensor) -> Result<SavedTensor> {
+        check_not_inference(t)?;
+        Ok(SavedTensor { data: Some(t.clone()), is_output: false, output_nr: 0, version: t.version() })
+    }
+
+    pub fn output(t: &Tensor, output_nr: usize) -> Result<SavedTensor> {
+        check_not_inference(t)?;
+        Ok(SavedTensor {
+            data: Some(t.alias_detached()),
+            is_output: true,
+            output_nr,
+            version: t.version(),
+        })
+    }
+
+    pub fn release(&mut self) {
+        self.data = None;
+    }
+
+    pub fn is_released(&self) -> bool {
+        self.data.is_none()
+    }
+
+    /// The saved value, with its history (`node` is the node that saved it).
+    pub fn unpack(&self, node: &Arc<Node>) -> Result<Tensor> {
+        let data = self.data.as_ref().ok_or_else(|| Error::runtime(ERR_FREED))?;
+        let current = data.version();
+        if current != self.version {
+            return Err(Error::runtime(inplace_message(data, self, node, current)));
+        }
+        if !self.is_output {
+            return Ok(data.clone());
+        }
+        let t = data.alias_detached();
+        if data.dtype().is_differentiable() {
+            t.set_grad_fn(node.clone(), self.output_nr);
+        }
+        Ok(t)
+    }
+}
+
+fn check_not_inference(t: &Tensor) -> Result<()> {
+    if t.is_inference() && !crate::autograd::grad_mode::is_inference_mode() {
+        return Err(Error::runtime("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."));
+    }
+    Ok(())
+}
+
+/// E-INPLACE, naming the tensor's current producer (or the saving node for outputs).
+fn inplace_message(data: &Tensor, saved: &SavedTensor, node: &Arc<Node>, current: u64) -> String {
+    let dims: Vec<String> = data.shape().iter().map(|d| d.to_string()).collect();
+    let producer = if saved.is_output {
+        Some((node.name().to_string(), saved.output_nr))
+    } else {
+        data.grad_fn().map(|f| (f.name().to_string(), data.output_nr()))
+    };
+    let which = match producer {
+        Some((name, nr)) => {
+            let short = name.rfind("Backward").map_or(name.as_str(), |i| &name[..i]).to_string();
+            format!(", which is output {nr} of {short},")
+        }
+        None => String::new(),
+    };
+    format!(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: [ferrograd.{} [{}]]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+        data.dtype().legacy_type_name(),
+        dims.join(", "),
+        which,
+        current,
+        saved.version
+    )
+}

@@ -1,0 +1,105 @@
+//! Note: views and in-place.
+//!
+//! A view shares storage and the version counter with its base. Two things keep
+//! gradients right when either side is written in place:
+//! 1. In-place on a view whose base is part of a graph gives the base a `CopySlices`
+//!    grad_fn: the base's incoming gradient is cloned, the slice the view covers is
+//!    replaced by what the in-place op's own rule returns for it, and the op's other
+//!    inputs get their gradients as usual.
+//! 2. A view remembers the version at which its grad_fn was set (`attr_version`). When
+//!    the shared version has moved on, its grad_fn is regenerated on access as an
+//!    `AsStridedBackward0` of the base (torch's default, view replay off).
+
+use std::sync::Arc;
+
+use smallvec::smallvec;
+
+use crate::autograd::node::{Edge, Node, NodeKind, TensorMeta};
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::ops::view::AsStrided;
+use crate::ops::Grads;
+use crate::tensor::{CreationMeta, Tensor};
+
+pub struct CopySlices {
+    /// Layout of the base and of the modified view, over the same storage.
+    pub base_layout: Layout,
+    pub view_layout: Layout,
+    /// The in-place op's own node; its edge 0 (the view's old value) is unused.
+    pub inner: Arc<Node>,
+}
+
+/// Regenerate a view's grad_fn after its base (or a sibling view) changed in place.
+pub fn refresh_view_grad_fn(view: &Tensor) {
+    let Some(info) = view.view_info() else { return };
+    let current = view.version();
+    {
+        let mut m = view.meta();
+        if m.attr_version == current {
+            return;
+        }
+        if info.creation != CreationMeta::Default || !info.base.requires_grad() {
+            m.attr_version = current;
+            return;
+        }
+    }
+    let base = &info.base;
+    let op = AsStrided { layout: view.layout().clone() };
+    let node = Node::new(
+        NodeKind::Op(Box::new(op)),
+        smallvec![base.gradient_edge()],
+        smallvec![TensorMeta::of(base)],
+        smallvec![TensorMeta::of(view)],
+        smallvec![],
+    );
+    view.set_grad_fn(node, 0);
+}
+
+/// Give `base` a CopySlices grad_fn after `inner` (the in-place op's node) wrote to `view`.
+pub fn rebase_history_on_view(base: &Tensor, view: &Tensor, inner: Arc<Node>) {
+    let mut next_edges = smallvec![base.gradient_edge()];
+    next_edges.extend(inner.next_edges.iter().skip(1).cloned());
+    let mut input_meta = smallvec![TensorMeta::of(base)];
+    input_meta.extend(inner.input_meta.iter().skip(1).cloned());
+    let cs = CopySlices {
+        base_layout: base.layout().clone(),
+        view_layout: view.layout().clone(),
+        inner,
+    };
+    let node = Node::new(
+        NodeKind::CopySlices(cs),
+        next_edges,
+        input_meta,
+        smallvec![TensorMeta::of(base)],
+        smallvec![],
+    );
+    base.set_grad_fn(node, 0);
+}
+
+impl CopySlices {
+    /// Gradient for (base, inner op's other inputs...) from the gradient of the base.
+    pub fn apply(&self, grad: Tensor, create_graph: bool) -> Result<Grads> {
+        // A buffer shaped like the base's storage, holding the incoming gradient.
+        let extent = self.base_layout.storage_extent().max(self.view_layout.storage_extent());
+        let storage = crate::storage::Storage::zeros(grad.dtype(), extent)?;
+        let result = Tensor::from_storage(storage, self.base_layout.clone());
+        crate::ops::inplace::copy_(&result, &grad)?;
+        // The part the in-place op wrote goes through that op's own rule.
+        let grad_slice = crate::ops::view::as_strided_raw(&result, self.view_layout.clone())?;
+        let slice_value = crate::ops::unary::clone(&grad_slice)?;
+        let inner_grads =
+            crate::engine::apply_node(&self.inner, vec![Some(slice_value)], create_graph)?;
+        match inner_grads.first().cloned().flatten() {
+            Some(g) => crate::ops::inplace::copy_(&grad_slice, &g)?,
+            None => crate::ops::inplace::zero_(&grad_slice)?,
+        }
+        let mut out: Grads = smallvec![Some(result)];
+        out.extend(inner_grads.into_iter().skip(1));
+        Ok(out)
+    }
+}
+
+/// The edge of `t` as seen after an in-place op (for Python's `get_gradient_edge`).
+pub fn edge_of(t: &Tensor) -> Option<Edge> {
+    t.gradient_edge()
+}

@@ -1,0 +1,223 @@
+//! Graph nodes as Python objects (`grad_fn`), the backward entry point, and the
+//! thread-local mode switches.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::autograd::grad_mode;
+use crate::autograd::node::{Edge, Node, NodeKind};
+use crate::bindings::convert::extract_tensor;
+use crate::bindings::errors::{flush_warnings, run};
+use crate::bindings::tensor::{opt_to_py, to_py};
+use crate::engine::{run_backward, BackwardOptions, Root};
+use crate::tensor::Tensor;
+
+#[pyclass(name = "CppNode", module = "ferrograd._C", weakref, frozen)]
+pub struct PyNode {
+    pub node: Arc<Node>,
+    me: AtomicUsize,
+}
+
+impl Drop for PyNode {
+    fn drop(&mut self) {
+        let me = self.me.load(Ordering::Relaxed);
+        if me != 0 {
+            let _ = self.node.py_handle.compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The Python object for a node (the same object while it is alive).
+pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
+    let h = node.py_handle.load(Ordering::Acquire);
+    if h != 0 {
+        // SAFETY: cleared under the GIL before the object is freed (see PyNode::drop).
+        return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
+    }
+    let obj = Bound::new(py, PyNode { node: node.clone(), me: AtomicUsize::new(0) })?;
+    let ptr = obj.as_ptr() as usize;
+    if node.py_handle.compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        obj.get().me.store(ptr, Ordering::Relaxed);
+    }
+    Ok(obj.into_any().unbind())
+}
+
+#[pymethods]
+impl PyNode {
+    fn name(&self) -> &'static str {
+        self.node.name()
+    }
+    #[getter]
+    fn next_functions(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
+        let mut items = Vec::with_capacity(self.node.next_edges.len());
+        for e in &self.node.next_edges {
+            items.push(match e {
+                Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr).into_pyobject(py)?.into_any().unbind(),
+                None => (py.None(), 0usize).into_pyobject(py)?.into_any().unbind(),
+            });
+        }
+        Ok(PyTuple::new(py, items)?.unbind())
+    }
+    #[getter]
+    fn metadata(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let mut extras = self.node.extras();
+        if let Some(d) = extras.py_metadata.as_ref().and_then(|b| b.downcast_ref::<Py<PyDict>>()) {
+            return Ok(d.clone_ref(py));
+        }
+        let d = PyDict::new(py).unbind();
+        extras.py_metadata = Some(Box::new(d.clone_ref(py)));
+        Ok(d)
+    }
+    #[getter]
+    fn variable(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.node.kind {
+            NodeKind::AccumulateGrad(t) => to_py(py, t.clone()),
+            _ => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'{}' object has no attribute 'variable'",
+                self.node.name()
+            ))),
+        }
+    }
+    fn _sequence_nr(&self) -> u64 {
+        self.node.sequence_nr
+    }
+    fn register_hook(&self, _hook: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyNotImplementedError::new_err("Node.register_hook is not implemented yet (hooks arrive with the extension-points issue)"))
+    }
+    fn register_prehook(&self, _hook: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyNotImplementedError::new_err("Node.register_prehook is not implemented yet (hooks arrive with the extension-points issue)"))
+    }
+    fn __repr__(slf: &Bound<'_, Self>) -> String {
+        format!("<{} object at {:#x}>", slf.get().node.name(), slf.as_ptr() as usize)
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyNode>().is_ok_and(|o| Arc::ptr_eq(&o.get().node, &self.node))
+    }
+    fn __hash__(&self) -> isize {
+        Arc::as_ptr(&self.node) as isize
+    }
+}
+
+fn input_edge(t: &Tensor) -> Option<Edge> {
+    match t.grad_fn() {
+        Some(f) => Some(Edge { node: f, input_nr: t.output_nr() }),
+        None if t.requires_grad() => Some(Edge { node: t.grad_accumulator(), input_nr: 0 }),
+        None => None,
+    }
+}
+
+/// The engine entry point used by `autograd.backward` / `autograd.grad` (which validate
+/// their arguments in Python first).
+#[pyfunction]
+#[pyo3(signature = (tensors, grad_tensors, keep_graph, create_graph, inputs, accumulate_grad))]
+pub fn _run_backward(
+    py: Python<'_>,
+    tensors: Vec<Bound<'_, PyAny>>,
+    grad_tensors: Vec<Bound<'_, PyAny>>,
+    keep_graph: bool,
+    create_graph: bool,
+    inputs: Vec<Bound<'_, PyAny>>,
+    accumulate_grad: bool,
+) -> PyResult<Py<PyTuple>> {
+    let mut roots = Vec::with_capacity(tensors.len());
+    for (i, (t, g)) in tensors.iter().zip(&grad_tensors).enumerate() {
+        let t = extract_tensor(t, "tensors")?;
+        let g = extract_tensor(g, "grad_tensors")?;
+        let edge = t.gradient_edge().ok_or_else(|| {
+            PyRuntimeError::new_err(format!(
+                "element {i} of tensors does not require grad and does not have a grad_fn"
+            ))
+        })?;
+        roots.push(Root { edge, grad: g });
+    }
+    let mut input_tensors = Vec::with_capacity(inputs.len());
+    let mut edges = Vec::with_capacity(inputs.len());
+    for obj in &inputs {
+        if let Some(t) = crate::bindings::convert::as_tensor_ref(obj) {
+            let e = input_edge(&t).ok_or_else(|| PyRuntimeError::new_err("One of the differentiated Tensors does not require grad"))?;
+            edges.push(e);
+            input_tensors.push(Some(t));
+        } else {
+            // A GradientEdge: (node, output_nr, ...).
+            let node = obj.get_item(0)?;
+            let node = node.cast::<PyNode>().map_err(|_| PyRuntimeError::new_err("inputs must be Tensors or GradientEdges"))?;
+            edges.push(Edge { node: node.get().node.clone(), input_nr: obj.get_item(1)?.extract()? });
+            input_tensors.push(None);
+        }
+    }
+    let opts = BackwardOptions { retain_graph: keep_graph, create_graph, accumulate_grad };
+    let result = py.detach(|| run(|| run_backward(roots, &edges, opts)));
+    flush_warnings(py)?;
+    let grads = result?;
+    if accumulate_grad {
+        for (t, g) in input_tensors.iter().zip(&grads) {
+            let (Some(t), Some(g)) = (t, g) else { continue };
+            if !t.is_leaf() {
+                run(|| crate::engine::accumulate_retained(t, g, create_graph))?;
+            }
+        }
+        return Ok(PyTuple::empty(py).unbind());
+    }
+    let objs: PyResult<Vec<Py<PyAny>>> = grads.into_iter().map(|g| opt_to_py(py, g)).collect();
+    Ok(PyTuple::new(py, objs?)?.unbind())
+}
+
+/// `(node, output_nr)` of a tensor's gradient edge (for `graph.get_gradient_edge`).
+#[pyfunction]
+pub fn _gradient_edge(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, usize)> {
+    let t = extract_tensor(t, "tensor")?;
+    let e = input_edge(&t).ok_or_else(|| {
+        PyRuntimeError::new_err("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    })?;
+    Ok((node_to_py(py, e.node)?, e.input_nr))
+}
+
+#[pyfunction]
+pub fn _increment_version(t: &Bound<'_, PyAny>) -> PyResult<()> {
+    extract_tensor(t, "tensor")?.bump_version();
+    Ok(())
+}
+
+#[pyfunction]
+pub fn is_grad_enabled() -> bool {
+    grad_mode::is_grad_enabled()
+}
+#[pyfunction]
+pub fn _set_grad_enabled(mode: bool) {
+    grad_mode::set_grad_enabled(mode)
+}
+#[pyfunction]
+pub fn is_inference_mode_enabled() -> bool {
+    grad_mode::is_inference_mode()
+}
+#[pyfunction]
+pub fn _set_inference_mode(mode: bool) {
+    grad_mode::set_inference_mode(mode)
+}
+#[pyfunction]
+pub fn is_multithreading_enabled() -> bool {
+    grad_mode::is_multithreading_enabled()
+}
+#[pyfunction]
+pub fn _set_multithreading_enabled(mode: bool) {
+    grad_mode::set_multithreading_enabled(mode)
+}
+#[pyfunction]
+pub fn _live_tensor_count() -> usize {
+    crate::tensor::live_tensor_count()
+}
+
+/// Run `fn` with the engine and kernels limited to `n` threads (benchmarks, tests).
+#[pyfunction]
+pub fn _with_num_threads(py: Python<'_>, n: usize, f: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n.max(1))
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let f = f.clone().unbind();
+    py.detach(|| pool.install(|| Python::attach(|py| f.call0(py))))
+}

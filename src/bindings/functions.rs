@@ -1,0 +1,327 @@
+//! Module-level functions of `ferrograd._C`: tensor construction, factories, `where`,
+//! comparisons of whole tensors, the random seed.
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::bindings::convert::*;
+use crate::bindings::errors::run;
+use crate::bindings::tensor::to_py;
+use crate::dtype::{default_float_dtype, DType, Scalar};
+use crate::ops::{binary, creation};
+use crate::tensor::Tensor;
+
+/// C1: factories check requires_grad with this text (requires_grad_() has another).
+fn finish(py: Python<'_>, t: Tensor, requires_grad: bool) -> PyResult<Py<PyAny>> {
+    if requires_grad {
+        if !t.dtype().is_differentiable() {
+            return Err(PyRuntimeError::new_err(
+                "Only Tensors of floating point and complex dtype can require gradients",
+            ));
+        }
+        run(|| t.set_requires_grad(true))?;
+    }
+    to_py(py, t)
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false, pin_memory=false))]
+pub fn tensor(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (device, pin_memory);
+    let t = tensor_from_data(data, opt_dtype(dtype)?)?;
+    finish(py, t, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, dtype=None, device=None))]
+pub fn as_tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let _ = device;
+    let dtype = opt_dtype(dtype)?;
+    if let Some(t) = as_tensor_ref(data) {
+        if dtype.is_none_or(|d| d == t.dtype()) {
+            return to_py(py, t);
+        }
+        return to_py(py, run(|| crate::ops::unary::to_dtype(&t, dtype.expect("checked")))?);
+    }
+    if data.hasattr("__array_interface__")? {
+        let t = from_numpy(data)?;
+        if dtype.is_none_or(|d| d == t.dtype()) {
+            return to_py(py, t);
+        }
+    }
+    to_py(py, tensor_from_data(data, dtype)?)
+}
+
+#[pyfunction]
+#[pyo3(name = "from_numpy")]
+pub fn from_numpy_py(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if !arr.hasattr("__array_interface__")? {
+        return Err(PyTypeError::new_err(format!(
+            "expected np.ndarray (got {})",
+            arr.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    to_py(py, from_numpy(arr)?)
+}
+
+fn dtype_or_default(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
+    Ok(opt_dtype(dtype)?.unwrap_or(default_float_dtype()))
+}
+
+macro_rules! filled_factory {
+    ($name:ident, $value:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, layout=None, pin_memory=false, memory_format=None))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            py: Python<'_>,
+            size: &Bound<'_, PyTuple>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            layout: Option<&Bound<'_, PyAny>>,
+            pin_memory: bool,
+            memory_format: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Py<PyAny>> {
+            let _ = (device, layout, pin_memory, memory_format);
+            let shape = shape_arg(size)?;
+            let dtype = dtype_or_default(dtype)?;
+            let t = run(|| creation::full(&shape, $value, dtype))?;
+            finish(py, t, requires_grad)
+        }
+    };
+}
+filled_factory!(zeros, Scalar::Int(0));
+filled_factory!(ones, Scalar::Int(1));
+filled_factory!(empty, Scalar::Int(0));
+
+macro_rules! random_factory {
+    ($name:ident, $f:path) => {
+        #[pyfunction]
+        #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false, generator=None, layout=None))]
+        pub fn $name(
+            py: Python<'_>,
+            size: &Bound<'_, PyTuple>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            generator: Option<&Bound<'_, PyAny>>,
+            layout: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Py<PyAny>> {
+            let _ = (device, generator, layout);
+            let shape = shape_arg(size)?;
+            let dtype = dtype_or_default(dtype)?;
+            let t = run(|| $f(&shape, dtype))?;
+            finish(py, t, requires_grad)
+        }
+    };
+}
+random_factory!(rand, creation::rand);
+random_factory!(randn, creation::randn);
+
+fn fill_dtype(v: Scalar) -> DType {
+    v.default_dtype()
+}
+
+#[pyfunction]
+#[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
+pub fn full(py: Python<'_>, size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+    let _ = device;
+    let shape = shape_arg(&PyTuple::new(size.py(), [size])?)?;
+    let v = as_scalar(fill_value).ok_or_else(|| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
+    let dtype = opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
+    finish(py, run(|| creation::full(&shape, v, dtype))?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+pub fn zeros_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(0), d))
+}
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+pub fn ones_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(1), d))
+}
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+pub fn empty_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(0), d))
+}
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+pub fn rand_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    like(py, input, dtype, device, requires_grad, memory_format, creation::rand)
+}
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+pub fn randn_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    like(py, input, dtype, device, requires_grad, memory_format, creation::randn)
+}
+#[pyfunction]
+#[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn full_like(py: Python<'_>, input: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let v = as_scalar(fill_value).ok_or_else(|| PyTypeError::new_err("full_like(): argument 'fill_value' must be Number"))?;
+    like(py, input, dtype, device, requires_grad, memory_format, move |s, d| creation::full(s, v, d))
+}
+
+/// `*_like`: same shape (and dtype unless given); dense strides like the input.
+fn like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+    make: impl Fn(&[usize], DType) -> crate::error::Result<Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let _ = (device, memory_format);
+    let x = extract_tensor(input, "input")?;
+    let dtype = opt_dtype(dtype)?.unwrap_or(x.dtype());
+    let t = run(|| make(x.shape(), dtype))?;
+    finish(py, t, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end=None, step=None, *, dtype=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn arange(py: Python<'_>, start: &Bound<'_, PyAny>, end: Option<&Bound<'_, PyAny>>, step: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+    let _ = device;
+    let num = |o: &Bound<'_, PyAny>| as_scalar(o).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers"));
+    let (s, e) = match end {
+        Some(e) if !e.is_none() => (num(start)?, num(e)?),
+        _ => (Scalar::Int(0), num(start)?),
+    };
+    let st = match step {
+        Some(st) if !st.is_none() => num(st)?,
+        _ => Scalar::Int(1),
+    };
+    let dtype = opt_dtype(dtype)?;
+    finish(py, run(|| creation::arange(s, e, st, dtype))?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn linspace(py: Python<'_>, start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+    let _ = device;
+    let dtype = dtype_or_default(dtype)?;
+    finish(py, run(|| creation::linspace(start, end, steps, dtype))?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
+pub fn eye(py: Python<'_>, n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+    let _ = device;
+    let m = m.unwrap_or(n);
+    if n < 0 || m < 0 {
+        return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {}", n.min(m))));
+    }
+    let shape = to_shape(&[n, m])?;
+    let dtype = dtype_or_default(dtype)?;
+    finish(py, run(|| creation::eye(shape[0], shape[1], dtype))?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args, dtype=None, device=None, requires_grad=false, generator=None))]
+pub fn randint(py: Python<'_>, args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, generator: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let _ = (device, generator);
+    let (low, high, size) = match args.len() {
+        2 => (0, args.get_item(0)?.extract::<i64>()?, args.get_item(1)?),
+        3 => (args.get_item(0)?.extract::<i64>()?, args.get_item(1)?.extract::<i64>()?, args.get_item(2)?),
+        _ => return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)")),
+    };
+    let shape = to_shape(&seq_ints(size.cast()?)?)?;
+    let dtype = opt_dtype(dtype)?.unwrap_or(DType::I64);
+    finish(py, run(|| creation::randint(low, high, &shape, dtype))?, requires_grad)
+}
+
+#[pyfunction]
+pub fn manual_seed(seed: i64) {
+    crate::kernels::random::manual_seed(seed as u64)
+}
+
+#[pyfunction]
+pub fn initial_seed() -> u64 {
+    crate::kernels::random::initial_seed()
+}
+
+/// `where(condition, input, other)`; input/other may be Python numbers.
+#[pyfunction]
+#[pyo3(name = "where")]
+pub fn where_py(py: Python<'_>, condition: &Bound<'_, PyAny>, input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let c = extract_tensor(condition, "where(): argument 'condition'")?;
+    let to_t = |o: &Bound<'_, PyAny>, peer: Option<&Tensor>| -> PyResult<Tensor> {
+        match as_operand(o) {
+            Some(Operand::T(t)) => Ok(t),
+            Some(Operand::S(s)) => {
+                let d = peer.map_or(s.default_dtype(), |p| crate::dtype::promote_with_scalar(p.dtype(), s));
+                Ok(Tensor::scalar(s, d))
+            }
+            None => Err(PyTypeError::new_err("where(): expected Tensor or Number")),
+        }
+    };
+    let a0 = as_tensor_ref(input);
+    let b0 = as_tensor_ref(other);
+    let a = to_t(input, b0.as_ref())?;
+    let b = to_t(other, a0.as_ref().or(Some(&a)))?;
+    to_py(py, run(|| binary::where_(&c, &a, &b))?)
+}
+
+/// |a - b| <= atol + rtol * |b| everywhere (NaNs equal only with equal_nan).
+#[pyfunction]
+#[pyo3(signature = (input, other, rtol=1e-05, atol=1e-08, equal_nan=false))]
+pub fn allclose(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, rtol: f64, atol: f64, equal_nan: bool) -> PyResult<bool> {
+    let a = extract_tensor(input, "allclose(): argument 'input'")?;
+    let b = extract_tensor(other, "allclose(): argument 'other'")?;
+    if a.dtype() != b.dtype() {
+        return Err(PyRuntimeError::new_err(format!(
+            "{} did not match {}",
+            a.dtype().scalar_type_name(),
+            b.dtype().scalar_type_name()
+        )));
+    }
+    let shape = run(|| crate::shape::broadcast_shapes(a.shape(), b.shape()))?;
+    let ea = run(|| crate::ops::view::expand(&a.alias_detached(), &shape))?;
+    let eb = run(|| crate::ops::view::expand(&b.alias_detached(), &shape))?;
+    let (xa, xb) = (
+        crate::kernels::gather_as::<num_complex::Complex64>(&ea),
+        crate::kernels::gather_as::<num_complex::Complex64>(&eb),
+    );
+    Ok(xa.iter().zip(&xb).all(|(x, y)| {
+        let nan = |v: &num_complex::Complex64| v.re.is_nan() || v.im.is_nan();
+        if nan(x) || nan(y) {
+            return equal_nan && nan(x) && nan(y);
+        }
+        if x == y {
+            return true;
+        }
+        (x - y).norm() <= atol + rtol * y.norm()
+    }))
+}
+
+#[pyfunction]
+pub fn equal(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let a = extract_tensor(input, "equal(): argument 'input'")?;
+    let b = extract_tensor(other, "equal(): argument 'other'")?;
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let eq = run(|| binary::compare(&a, &b, binary::Cmp::Eq))?;
+    Ok(crate::kernels::gather_as::<bool>(&eq).iter().all(|&v| v))
+}
+
+#[pyfunction]
+pub fn promote_types(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<crate::bindings::dtype::PyDType>> {
+    Ok(crate::bindings::dtype::dtype_object(py, crate::dtype::promote_types(dtype_of(a)?, dtype_of(b)?)))
+}
+

@@ -1,0 +1,59 @@
+//! The `ferrograd._C` extension module. The only place that knows PyO3; no math here.
+
+pub mod autograd;
+pub mod convert;
+pub mod dtype;
+pub mod errors;
+pub mod functions;
+pub mod tensor;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+#[pyo3(name = "_C")]
+fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<dtype::PyDType>()?;
+    m.add_class::<autograd::PyNode>()?;
+    m.add_class::<convert::ArrayView>()?;
+    for d in crate::dtype::ALL_DTYPES {
+        m.add(d.name(), dtype::dtype_object(m.py(), d))?;
+    }
+    m.add_function(wrap_pyfunction!(functions::tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::as_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::from_numpy_py, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::zeros, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ones, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::empty, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::full, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::rand, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randn, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randint, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::zeros_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ones_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::empty_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::full_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::rand_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randn_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::arange, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::eye, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::where_py, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::allclose, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::equal, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_run_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_gradient_edge, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_increment_version, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_inference_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_multithreading_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_multithreading_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_live_tensor_count, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
+    Ok(())
+}

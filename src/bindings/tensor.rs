@@ -1,0 +1,1106 @@
+//! `ferrograd.Tensor`: the Python face of `crate::tensor::Tensor`. Hot paths (operators,
+//! op methods, autograd attributes) are Rust; a few naturally-Python methods
+//! (`backward`, `__repr__`, deepcopy) call into `ferrograd._tensor_py`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyEllipsis, PyList, PySlice, PyTuple};
+
+use crate::autograd::warnings::WarningKind;
+use crate::bindings::autograd::node_to_py;
+use crate::bindings::convert::*;
+use crate::bindings::dtype::{dtype_object, PyDType};
+use crate::bindings::errors::{flush_warnings, run, warn};
+use crate::dtype::{Category, DType, Element, Scalar};
+use crate::ops::binary::{self as bin, Arithmetic, Cmp};
+use crate::ops::{inplace, linalg, reduce, unary, view};
+use crate::tensor::Tensor;
+
+#[pyclass(name = "Tensor", module = "ferrograd", subclass, weakref, dict, frozen)]
+pub struct PyTensor {
+    pub t: Tensor,
+    /// Address of this Python object when it is the tensor's canonical object.
+    me: AtomicUsize,
+}
+
+impl Drop for PyTensor {
+    fn drop(&mut self) {
+        let me = self.me.load(Ordering::Relaxed);
+        if me != 0 {
+            let _ = self.t.py_handle().compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The Python object for `t`: the existing one if it is alive, else a new one.
+pub fn to_py(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
+    let h = t.py_handle().load(Ordering::Acquire);
+    if h != 0 {
+        // SAFETY: the handle is cleared (under the GIL) before the object is freed, so a
+        // nonzero handle read under the GIL points to a live object.
+        return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
+    }
+    let obj = Bound::new(py, PyTensor { t: t.clone(), me: AtomicUsize::new(0) })?;
+    register(obj.as_any(), &obj.get().me, &t);
+    Ok(obj.into_any().unbind())
+}
+
+fn register(obj: &Bound<'_, PyAny>, me: &AtomicUsize, t: &Tensor) {
+    let ptr = obj.as_ptr() as usize;
+    if t.py_handle().compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        me.store(ptr, Ordering::Relaxed);
+    }
+}
+
+pub fn opt_to_py(py: Python<'_>, t: Option<Tensor>) -> PyResult<Py<PyAny>> {
+    match t {
+        Some(t) => to_py(py, t),
+        None => Ok(py.None()),
+    }
+}
+
+/// Python helpers implemented in `ferrograd/_tensor_py.py`.
+fn py_helper<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let m = MODULE.get_or_try_init(py, || py.import("ferrograd._tensor_py").map(|m| m.unbind()))?;
+    m.bind(py).getattr(name)
+}
+
+pub fn size_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    static SIZE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let cls = SIZE.get_or_try_init(py, || py.import("ferrograd._size")?.getattr("Size").map(|c| c.unbind()))?;
+    cls.bind(py).call1((PyTuple::new(py, shape)?,))
+}
+
+fn not_implemented(py: Python<'_>) -> Py<PyAny> {
+    py.NotImplemented()
+}
+
+type Binary = fn(&Tensor, &Tensor) -> crate::error::Result<Tensor>;
+type WithScalar = fn(&Tensor, Scalar) -> crate::error::Result<Tensor>;
+
+/// `self ⊕ other` for operators: NotImplemented for foreign operands.
+fn binop(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, tt: Binary, ts: WithScalar) -> PyResult<Py<PyAny>> {
+    match as_operand(other) {
+        Some(Operand::T(b)) => to_py(py, run(|| tt(a, &b))?),
+        Some(Operand::S(s)) => to_py(py, run(|| ts(a, s))?),
+        None => Ok(not_implemented(py)),
+    }
+}
+
+fn cmp_op(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, cmp: Cmp) -> PyResult<Py<PyAny>> {
+    match as_operand(other) {
+        Some(Operand::T(b)) => to_py(py, run(|| bin::compare(a, &b, cmp))?),
+        Some(Operand::S(s)) => to_py(py, run(|| bin::compare_scalar(a, s, cmp))?),
+        None => Ok(not_implemented(py)),
+    }
+}
+
+fn expect_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
+    as_operand(other).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{op}(): argument 'other' must be Tensor or Number, not {}",
+            other.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })
+}
+
+fn alpha_of(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
+    match alpha {
+        None => Ok(Scalar::Int(1)),
+        Some(a) => as_scalar(a).ok_or_else(|| PyTypeError::new_err("alpha must be a Number")),
+    }
+}
+
+pub fn add_any(a: &Tensor, other: &Bound<'_, PyAny>, alpha: Scalar) -> PyResult<Tensor> {
+    match expect_operand(other, "add")? {
+        Operand::T(b) => run(|| bin::add_alpha(a, &b, alpha)),
+        Operand::S(s) => run(|| bin::add_scalar(a, mul_scalars(s, alpha))),
+    }
+}
+
+pub fn sub_any(a: &Tensor, other: &Bound<'_, PyAny>, alpha: Scalar) -> PyResult<Tensor> {
+    match expect_operand(other, "sub")? {
+        Operand::T(b) => run(|| bin::sub(a, &b, alpha)),
+        Operand::S(s) => run(|| bin::sub_scalar(a, mul_scalars(s, alpha))),
+    }
+}
+
+fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
+    if b.is_one() {
+        return a;
+    }
+    match (a, b) {
+        (Scalar::Int(x), Scalar::Int(y)) => Scalar::Int(x * y),
+        (Scalar::Complex(_), _) | (_, Scalar::Complex(_)) => Scalar::Complex(a.to_c64() * b.to_c64()),
+        _ => Scalar::Float(a.to_f64() * b.to_f64()),
+    }
+}
+
+pub fn mul_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    match expect_operand(other, "mul")? {
+        Operand::T(b) => run(|| bin::mul(a, &b)),
+        Operand::S(s) => run(|| bin::mul_scalar(a, s)),
+    }
+}
+
+pub fn div_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    match expect_operand(other, "div")? {
+        Operand::T(b) => run(|| bin::div(a, &b)),
+        Operand::S(s) => run(|| bin::div_scalar(a, s)),
+    }
+}
+
+pub fn pow_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    match expect_operand(other, "pow")? {
+        Operand::T(b) => run(|| bin::pow(a, &b)),
+        Operand::S(s) => run(|| bin::pow_scalar(a, s)),
+    }
+}
+
+/// `s / t`: torch computes reciprocal(t) * s (so the node is MulBackward0).
+pub fn rdiv(t: &Tensor, s: Scalar) -> crate::error::Result<Tensor> {
+    let r = unary::reciprocal(t)?;
+    let s_dtype = crate::dtype::promote_with_scalar(r.dtype(), s);
+    bin::mul(&r, &Tensor::scalar(s, s_dtype))
+}
+
+fn item_scalar(t: &Tensor) -> PyResult<Scalar> {
+    if t.numel() != 1 {
+        return Err(PyRuntimeError::new_err(format!(
+            "a Tensor with {} elements cannot be converted to Scalar",
+            t.numel()
+        )));
+    }
+    Ok(crate::with_dtype!(t.dtype(), T => crate::kernels::gather_as::<T>(t)[0].to_scalar()))
+}
+
+// ---------------------------------------------------------------- indexing
+
+enum IndexItem {
+    Int(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    NewAxis,
+    Ellipsis,
+}
+
+fn parse_index(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        vec![key.clone()]
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        if it.is_none() {
+            out.push(IndexItem::NewAxis);
+        } else if it.is_instance_of::<PyEllipsis>() {
+            out.push(IndexItem::Ellipsis);
+        } else if let Ok(s) = it.cast::<PySlice>() {
+            let get = |name: &str| -> PyResult<Option<i64>> {
+                let v = s.getattr(name)?;
+                if v.is_none() { Ok(None) } else { index_int(&v).map(Some) }
+            };
+            out.push(IndexItem::Slice(get("start")?, get("stop")?, get("step")?));
+        } else if it.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(PyNotImplementedError::new_err("indexing with a bool is not supported yet"));
+        } else if let Ok(i) = it.extract::<i64>() {
+            out.push(IndexItem::Int(i));
+        } else if as_tensor_ref(&it).is_some_and(|t| t.dim() == 0 && t.dtype().category() == Category::Integral) {
+            out.push(IndexItem::Int(index_int(&it)?));
+        } else if as_tensor_ref(&it).is_some() || it.is_instance_of::<PyList>() {
+            return Err(PyNotImplementedError::new_err(
+                "advanced indexing (with tensors or lists) is not supported yet; use basic indexing (ints, slices, None, ...)",
+            ));
+        } else {
+            return Err(PyIndexError::new_err(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ".to_string()
+                    + &it.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    + ")",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Basic indexing as a chain of view ops; returns None when the key selects `t` whole.
+fn index_view(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
+    let items = parse_index(key)?;
+    let specified = items.iter().filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice(..))).count();
+    if specified > t.dim() {
+        return Err(PyIndexError::new_err(format!(
+            "too many indices for tensor of dimension {}",
+            t.dim()
+        )));
+    }
+    if items.iter().filter(|i| matches!(i, IndexItem::Ellipsis)).count() > 1 {
+        return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
+    }
+    let mut cur = t.clone();
+    let mut changed = false;
+    let mut dim: i64 = 0;
+    for item in items {
+        match item {
+            IndexItem::Int(i) => {
+                let size = cur.shape()[dim as usize] as i64;
+                if i < -size || i >= size {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {i} is out of bounds for dimension {dim} with size {size}"
+                    )));
+                }
+                cur = run(|| view::select(&cur, dim, i))?;
+                changed = true;
+            }
+            IndexItem::Slice(start, stop, step) => {
+                let step = step.unwrap_or(1);
+                if step <= 0 {
+                    return Err(PyValueError::new_err("step must be greater than zero"));
+                }
+                let size = cur.shape()[dim as usize] as i64;
+                let (s, e) = (start.unwrap_or(0), stop.unwrap_or(i64::MAX));
+                let trivial = s == 0 && e >= size && step == 1;
+                if !trivial {
+                    cur = run(|| view::slice(&cur, dim, s, e, step))?;
+                    changed = true;
+                }
+                dim += 1;
+            }
+            IndexItem::NewAxis => {
+                cur = run(|| view::unsqueeze(&cur, dim))?;
+                changed = true;
+                dim += 1;
+            }
+            IndexItem::Ellipsis => {
+                dim += (t.dim() - specified) as i64;
+            }
+        }
+    }
+    Ok(if changed { Some(cur) } else { None })
+}
+
+// ---------------------------------------------------------------- the class
+
+#[pymethods]
+impl PyTensor {
+    /// `Tensor(tensor)` aliases the data (used by subclasses such as nn.Parameter);
+    /// `Tensor(list)` copies data; `Tensor(*sizes)` makes a zero-filled float tensor.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let t = if args.is_empty() {
+            run(|| Tensor::zeros(&[0], crate::dtype::default_float_dtype()))?
+        } else if args.len() == 1 && as_tensor_ref(&args.get_item(0)?).is_some() {
+            as_tensor_ref(&args.get_item(0)?).expect("checked").alias_detached()
+        } else if args.len() == 1 && !args.get_item(0)?.is_instance_of::<pyo3::types::PyInt>() {
+            tensor_from_data(&args.get_item(0)?, Some(crate::dtype::default_float_dtype()))?
+        } else {
+            let shape = shape_arg(args)?;
+            run(|| Tensor::zeros(&shape, crate::dtype::default_float_dtype()))?
+        };
+        Ok(PyTensor { t, me: AtomicUsize::new(0) })
+    }
+
+    /// Make this object the canonical Python object of its tensor (subclass __new__).
+    fn _fg_register(slf: &Bound<'_, Self>) {
+        let this = slf.get();
+        register(slf.as_any(), &this.me, &this.t);
+    }
+
+    // ----- metadata
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_object(py, self.t.shape())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => size_object(py, self.t.shape()),
+            Some(d) => {
+                let w = run(|| crate::shape::wrap_dim(d, self.t.dim()))?;
+                Ok(self.t.shape().get(w).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
+            Some(d) => {
+                let w = run(|| crate::shape::wrap_dim(d, self.t.dim()))?;
+                Ok(self.t.strides().get(w).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    fn storage_offset(&self) -> usize {
+        self.t.offset()
+    }
+    fn data_ptr(&self) -> usize {
+        self.t.data_ptr()
+    }
+    fn dim(&self) -> usize {
+        self.t.dim()
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.dim()
+    }
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+    fn element_size(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> Py<PyDType> {
+        dtype_object(py, self.t.dtype())
+    }
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py_helper(py, "CPU")
+    }
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        false
+    }
+    fn is_contiguous(&self) -> bool {
+        self.t.is_contiguous()
+    }
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_floating_point()
+    }
+    fn is_complex(&self) -> bool {
+        self.t.dtype().is_complex()
+    }
+    fn is_inference(&self) -> bool {
+        self.t.is_inference()
+    }
+    #[pyo3(name = "type")]
+    fn type_name(&self) -> String {
+        format!("ferrograd.{}", self.t.dtype().legacy_type_name())
+    }
+
+    // ----- autograd attributes
+
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+    #[setter]
+    fn set_requires_grad(&self, value: bool) -> PyResult<()> {
+        run(|| self.t.set_requires_grad(value))
+    }
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_(slf: Bound<'_, Self>, requires_grad: bool) -> PyResult<Bound<'_, Self>> {
+        run(|| slf.get().t.set_requires_grad(requires_grad))?;
+        Ok(slf)
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+    #[getter]
+    fn grad_fn(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.t.grad_fn() {
+            Some(n) => node_to_py(py, n),
+            None => Ok(py.None()),
+        }
+    }
+    #[getter]
+    fn get_grad(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let g = self.t.grad();
+        if g.is_none() && !self.t.is_leaf() && !self.t.retains_grad() {
+            warn(py, WarningKind::User, "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more informations.")?;
+        }
+        opt_to_py(py, g)
+    }
+    #[setter]
+    fn set_grad(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let value = match value {
+            None => None,
+            Some(v) if v.is_none() => None,
+            Some(v) => Some(as_tensor_ref(v).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "assigned grad expected to be a Tensor or None but got grad of type {}",
+                    v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })?),
+        };
+        if let Some(g) = &value {
+            if g.dtype() != self.t.dtype() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. Please ensure that the gradient and the tensor have the same dtype",
+                    g.dtype().cpp_name(),
+                    self.t.dtype().scalar_type_name()
+                )));
+            }
+            if g.shape() != self.t.shape() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "attempting to assign a gradient of size '{}' to a tensor of size '{}'. Please ensure that the gradient and the tensor are the same size",
+                    crate::shape::fmt_dims(g.shape()),
+                    crate::shape::fmt_dims(self.t.shape())
+                )));
+            }
+        }
+        self.t.set_grad_unchecked(value);
+        Ok(())
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.retains_grad()
+    }
+    fn retain_grad(&self) -> PyResult<()> {
+        run(|| crate::autograd::node::retain_grad(&self.t))
+    }
+    #[getter]
+    fn output_nr(&self) -> usize {
+        self.t.output_nr()
+    }
+    #[getter]
+    fn _version(&self) -> PyResult<u64> {
+        if self.t.is_inference() {
+            return Err(PyRuntimeError::new_err("Inference tensors do not track version counter."));
+        }
+        Ok(self.t.version())
+    }
+    #[getter]
+    fn _base(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        opt_to_py(py, self.t.view_base())
+    }
+    #[getter]
+    fn get_data(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, self.t.alias_fresh_version())
+    }
+    #[setter]
+    fn set_data(&self, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyNotImplementedError::new_err("assigning to Tensor.data is not supported yet; use `with no_grad(): t.copy_(value)`"))
+    }
+    fn detach(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, self.t.alias_detached())
+    }
+    fn detach_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        run(|| slf.get().t.detach_())?;
+        Ok(slf)
+    }
+
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        slf: &Bound<'_, Self>,
+        gradient: Option<&Bound<'_, PyAny>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        py_helper(py, "backward")?.call1((slf, gradient, retain_graph, create_graph, inputs))?;
+        Ok(())
+    }
+    fn register_hook(slf: &Bound<'_, Self>, hook: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let _ = (slf, hook);
+        Err(PyNotImplementedError::new_err("Tensor.register_hook is not implemented yet (hooks arrive with the extension-points issue)"))
+    }
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        py_helper(slf.py(), "tensor_repr")?.call1((slf,))?.extract()
+    }
+    fn __deepcopy__(slf: &Bound<'_, Self>, memo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        Ok(py_helper(slf.py(), "deepcopy")?.call1((slf, memo))?.unbind())
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+
+    // ----- conversion
+
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        tolist(py, &self.t)
+    }
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        scalar_to_py(py, item_scalar(&self.t)?)
+    }
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.t.requires_grad() {
+            return Err(PyRuntimeError::new_err("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
+        }
+        to_numpy(py, &self.t)
+    }
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(&self, py: Python<'py>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let arr = to_numpy(py, &self.t.alias_detached())?;
+        match dtype {
+            Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
+            _ => Ok(arr),
+        }
+    }
+    fn __len__(&self) -> PyResult<usize> {
+        if self.t.dim() == 0 {
+            return Err(PyTypeError::new_err("len() of a 0-d tensor"));
+        }
+        Ok(self.t.shape()[0])
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.t.dim() == 0 {
+            return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
+        }
+        let parts = run(|| view::unbind(&self.t, 0))?;
+        let objs: PyResult<Vec<Py<PyAny>>> = parts.into_iter().map(|p| to_py(py, p)).collect();
+        Ok(PyList::new(py, objs?)?.try_iter()?.into_any().unbind())
+    }
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 { "no" } else { "more than one" }
+            )));
+        }
+        Ok(item_scalar(&self.t)?.to_c64() != num_complex::Complex64::new(0.0, 0.0))
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(item_scalar(&self.t)?.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(match item_scalar(&self.t)? {
+            Scalar::Int(i) => i,
+            Scalar::Bool(b) => b as i64,
+            s => s.to_f64().trunc() as i64,
+        })
+    }
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype().category() > Category::Integral || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+        }
+        self.__int__()
+    }
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyComplex>> {
+        let c = item_scalar(&self.t)?.to_c64();
+        Ok(pyo3::types::PyComplex::from_doubles(py, c.re, c.im))
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn to(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<Py<PyAny>> {
+        let mut dtype = None;
+        for a in args.iter() {
+            if let Ok(d) = dtype_of(&a) {
+                dtype = Some(d);
+            } else if let Some(t) = as_tensor_ref(&a) {
+                dtype = Some(t.dtype());
+            }
+        }
+        if let Some(kw) = kwargs {
+            if let Some(d) = kw.get_item("dtype")? {
+                dtype = opt_dtype(Some(&d))?;
+            }
+        }
+        match dtype {
+            Some(d) => to_py(py, run(|| unary::to_dtype(&self.t, d))?),
+            None => to_py(py, self.t.clone()),
+        }
+    }
+    fn float(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::F32))?)
+    }
+    fn double(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::F64))?)
+    }
+    fn half(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::F16))?)
+    }
+    fn bfloat16(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::BF16))?)
+    }
+    fn long(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::I64))?)
+    }
+    fn int(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::I32))?)
+    }
+    fn bool(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::Bool))?)
+    }
+    fn cfloat(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::C64))?)
+    }
+    fn cdouble(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::to_dtype(&self.t, DType::C128))?)
+    }
+    fn cpu(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    // ----- operators
+
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, bin::add, bin::add_scalar)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, |a, b| bin::add(b, a), bin::add_scalar)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, |a, b| bin::sub(a, b, Scalar::Int(1)), bin::sub_scalar)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, |a, b| bin::sub(b, a, Scalar::Int(1)), |a, s| bin::sub_scalar_rev(s, a))
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, bin::mul, bin::mul_scalar)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, |a, b| bin::mul(b, a), bin::mul_scalar)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, bin::div, bin::div_scalar)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, &self.t, o, |a, b| bin::div(b, a), rdiv)
+    }
+    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        binop(py, &self.t, o, bin::pow, bin::pow_scalar)
+    }
+    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = modulo;
+        binop(py, &self.t, o, |a, b| bin::pow(b, a), |a, s| bin::pow_scalar_rev(s, a))
+    }
+    fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match as_tensor_ref(o) {
+            Some(b) => to_py(py, run(|| linalg::matmul(&self.t, &b))?),
+            None => Ok(not_implemented(py)),
+        }
+    }
+    fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match as_tensor_ref(o) {
+            Some(a) => to_py(py, run(|| linalg::matmul(&a, &self.t))?),
+            None => Ok(not_implemented(py)),
+        }
+    }
+    fn __neg__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::neg(&self.t))?)
+    }
+    fn __pos__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::abs(&self.t))?)
+    }
+    fn __eq__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Eq)
+    }
+    fn __ne__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Ne)
+    }
+    fn __lt__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Lt)
+    }
+    fn __le__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Le)
+    }
+    fn __gt__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Gt)
+    }
+    fn __ge__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Ge)
+    }
+    fn __iadd__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_arith(&self.t, o, Arithmetic::Add)
+    }
+    fn __isub__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_arith(&self.t, o, Arithmetic::Sub)
+    }
+    fn __imul__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_arith(&self.t, o, Arithmetic::Mul)
+    }
+    fn __itruediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace_arith(&self.t, o, Arithmetic::Div)
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match index_view(&self.t, key)? {
+            Some(v) => to_py(py, v),
+            None => to_py(py, run(|| view::alias(&self.t))?),
+        }
+    }
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let target = index_view(&self.t, key)?.unwrap_or_else(|| self.t.clone());
+        match expect_operand(value, "__setitem__")? {
+            Operand::S(s) => run(|| inplace::fill_(&target, s))?,
+            Operand::T(v) => run(|| inplace::copy_(&target, &v))?,
+        }
+        flush_warnings(py)
+    }
+
+    // ----- math methods
+
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        to_py(py, add_any(&self.t, other, alpha_of(alpha)?)?)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        to_py(py, sub_any(&self.t, other, alpha_of(alpha)?)?)
+    }
+    fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        to_py(py, mul_any(&self.t, other)?)
+    }
+    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        to_py(py, div_any(&self.t, other)?)
+    }
+    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        to_py(py, pow_any(&self.t, exponent)?)
+    }
+    fn neg(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::neg(&self.t))?)
+    }
+    fn exp(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::exp(&self.t))?)
+    }
+    fn log(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::log(&self.t))?)
+    }
+    fn sin(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::sin(&self.t))?)
+    }
+    fn cos(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::cos(&self.t))?)
+    }
+    fn tanh(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::tanh(&self.t))?)
+    }
+    fn sigmoid(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::sigmoid(&self.t))?)
+    }
+    fn relu(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::relu(&self.t))?)
+    }
+    fn sqrt(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::sqrt(&self.t))?)
+    }
+    fn reciprocal(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::reciprocal(&self.t))?)
+    }
+    fn abs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::abs(&self.t))?)
+    }
+    fn sign(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::sgn(&self.t))?)
+    }
+    fn conj(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| unary::conj(&self.t))?)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
+        to_py(py, run(|| unary::clamp(&self.t, lo, hi))?)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        self.clamp(py, min, max)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let dims = opt_dims(dim)?;
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| reduce::sum(&self.t, dims.as_deref(), keepdim, dtype))?)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let dims = opt_dims(dim)?;
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| reduce::mean(&self.t, dims.as_deref(), keepdim, dtype))?)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn max(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        extreme(py, &self.t, dim, keepdim, reduce::Extreme::Max)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn min(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        extreme(py, &self.t, dim, keepdim, reduce::Extreme::Min)
+    }
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = extract_tensor(other, "matmul(): argument 'other'")?;
+        to_py(py, run(|| linalg::matmul(&self.t, &b))?)
+    }
+    fn mm(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = extract_tensor(other, "mm(): argument 'mat2'")?;
+        to_py(py, run(|| linalg::mm(&self.t, &b))?)
+    }
+    fn bmm(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = extract_tensor(other, "bmm(): argument 'mat2'")?;
+        to_py(py, run(|| linalg::bmm(&self.t, &b))?)
+    }
+    fn mv(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = extract_tensor(other, "mv(): argument 'vec'")?;
+        to_py(py, run(|| linalg::mv(&self.t, &b))?)
+    }
+    fn dot(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = extract_tensor(other, "dot(): argument 'tensor'")?;
+        to_py(py, run(|| linalg::dot(&self.t, &b))?)
+    }
+    #[pyo3(signature = (*, memory_format=None))]
+    fn clone(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = memory_format;
+        to_py(py, run(|| unary::clone(&self.t))?)
+    }
+    #[pyo3(signature = (*, memory_format=None))]
+    fn contiguous(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = memory_format;
+        to_py(py, run(|| view::contiguous(&self.t))?)
+    }
+    fn eq(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Eq)
+    }
+    fn ne(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Ne)
+    }
+    fn lt(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Lt)
+    }
+    fn le(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Le)
+    }
+    fn gt(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Gt)
+    }
+    fn ge(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        cmp_op(py, &self.t, o, Cmp::Ge)
+    }
+
+    // ----- views
+
+    #[pyo3(signature = (*shape))]
+    fn view(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        if shape.len() == 1 {
+            if let Ok(d) = dtype_of(&shape.get_item(0)?) {
+                if d == self.t.dtype() {
+                    return to_py(py, run(|| view::alias(&self.t))?);
+                }
+                return Err(PyNotImplementedError::new_err("view(dtype) reinterpretation is not supported yet"));
+            }
+        }
+        let s = int_list(shape)?;
+        to_py(py, run(|| view::view(&self.t, &s))?)
+    }
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let s = int_list(shape)?;
+        to_py(py, run(|| view::reshape_infer(&self.t, &s))?)
+    }
+    fn view_as(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let o = extract_tensor(other, "view_as(): argument 'other'")?;
+        let s: Vec<i64> = o.shape().iter().map(|&x| x as i64).collect();
+        to_py(py, run(|| view::view(&self.t, &s))?)
+    }
+    fn reshape_as(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let o = extract_tensor(other, "reshape_as(): argument 'other'")?;
+        to_py(py, run(|| view::reshape(&self.t, o.shape()))?)
+    }
+    #[pyo3(signature = (*dims))]
+    fn permute(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let d = int_list(dims)?;
+        to_py(py, run(|| view::permute(&self.t, &d))?)
+    }
+    fn transpose(&self, py: Python<'_>, dim0: i64, dim1: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::transpose(&self.t, dim0, dim1))?)
+    }
+    fn swapaxes(&self, py: Python<'_>, dim0: i64, dim1: i64) -> PyResult<Py<PyAny>> {
+        self.transpose(py, dim0, dim1)
+    }
+    fn t(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::t(&self.t))?)
+    }
+    #[getter(T)]
+    fn big_t(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let dims: Vec<i64> = (0..self.t.dim() as i64).rev().collect();
+        to_py(py, run(|| view::permute(&self.t, &dims))?)
+    }
+    #[getter(mT)]
+    fn m_t(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.t.dim() < 2 {
+            return Err(PyRuntimeError::new_err(format!(
+                "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.t.dim()
+            )));
+        }
+        to_py(py, run(|| view::transpose(&self.t, -2, -1))?)
+    }
+    #[pyo3(signature = (*sizes))]
+    fn expand(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let s = int_list(sizes)?;
+        to_py(py, run(|| view::expand_sizes(&self.t, &s))?)
+    }
+    fn expand_as(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let o = extract_tensor(other, "expand_as(): argument 'other'")?;
+        to_py(py, run(|| view::expand(&self.t, o.shape()))?)
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let dims = opt_dims(dim)?;
+        to_py(py, run(|| view::squeeze(&self.t, dims.as_deref()))?)
+    }
+    fn unsqueeze(&self, py: Python<'_>, dim: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::unsqueeze(&self.t, dim))?)
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, py: Python<'_>, start_dim: i64, end_dim: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::flatten(&self.t, start_dim, end_dim))?)
+    }
+    fn unflatten(&self, py: Python<'_>, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let s = seq_ints(sizes.cast()?)?;
+        to_py(py, run(|| view::unflatten(&self.t, dim, &s))?)
+    }
+    fn narrow(&self, py: Python<'_>, dim: i64, start: i64, length: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::narrow(&self.t, dim, start, length))?)
+    }
+    fn select(&self, py: Python<'_>, dim: i64, index: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::select(&self.t, dim, index))?)
+    }
+    #[pyo3(signature = (dim=0))]
+    fn unbind(&self, py: Python<'_>, dim: i64) -> PyResult<Py<PyAny>> {
+        tuple_of(py, run(|| view::unbind(&self.t, dim))?)
+    }
+    #[pyo3(signature = (split_size_or_sections, dim=0))]
+    fn split(&self, py: Python<'_>, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+        split_any(py, &self.t, split_size_or_sections, dim)
+    }
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk(&self, py: Python<'_>, chunks: usize, dim: i64) -> PyResult<Py<PyAny>> {
+        tuple_of(py, run(|| view::chunk(&self.t, chunks, dim))?)
+    }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, py: Python<'_>, offset: i64, dim1: i64, dim2: i64) -> PyResult<Py<PyAny>> {
+        to_py(py, run(|| view::diagonal(&self.t, offset, dim1, dim2))?)
+    }
+    #[pyo3(signature = (size, stride, storage_offset=None))]
+    fn as_strided(&self, py: Python<'_>, size: &Bound<'_, PyAny>, stride: &Bound<'_, PyAny>, storage_offset: Option<usize>) -> PyResult<Py<PyAny>> {
+        let size = to_shape(&seq_ints(size.cast()?)?)?;
+        let stride = to_shape(&seq_ints(stride.cast()?)?)?;
+        to_py(py, run(|| view::as_strided(&self.t, &size, &stride, storage_offset))?)
+    }
+
+    // ----- in-place
+
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let alpha = alpha_of(alpha)?;
+        match expect_operand(other, "add_")? {
+            Operand::T(b) => run(|| inplace::add_(&slf.get().t, &b, alpha))?,
+            Operand::S(s) => run(|| inplace::scalar_(&slf.get().t, Arithmetic::Add, mul_scalars(s, alpha)))?,
+        }
+        Ok(slf)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let alpha = alpha_of(alpha)?;
+        match expect_operand(other, "sub_")? {
+            Operand::T(b) => run(|| inplace::sub_(&slf.get().t, &b, alpha))?,
+            Operand::S(s) => run(|| inplace::scalar_(&slf.get().t, Arithmetic::Sub, mul_scalars(s, alpha)))?,
+        }
+        Ok(slf)
+    }
+    fn mul_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace_arith(&slf.get().t, other, Arithmetic::Mul)?;
+        Ok(slf)
+    }
+    fn div_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace_arith(&slf.get().t, other, Arithmetic::Div)?;
+        Ok(slf)
+    }
+    fn zero_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        run(|| inplace::zero_(&slf.get().t))?;
+        Ok(slf)
+    }
+    fn fill_<'py>(slf: Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let s = match as_operand(value) {
+            Some(Operand::S(s)) => s,
+            Some(Operand::T(t)) if t.dim() == 0 => item_scalar(&t)?,
+            _ => return Err(PyTypeError::new_err("fill_(): argument 'value' must be Number")),
+        };
+        run(|| inplace::fill_(&slf.get().t, s))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(slf: Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let s = extract_tensor(src, "copy_(): argument 'src'")?;
+        run(|| inplace::copy_(&slf.get().t, &s))?;
+        flush_warnings(slf.py())?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(slf: Bound<'py, Self>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
+        run(|| inplace::clamp_(&slf.get().t, lo, hi))?;
+        Ok(slf)
+    }
+    fn relu_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        run(|| inplace::relu_(&slf.get().t))?;
+        Ok(slf)
+    }
+}
+
+fn inplace_arith(t: &Tensor, other: &Bound<'_, PyAny>, kind: Arithmetic) -> PyResult<()> {
+    match expect_operand(other, "inplace")? {
+        Operand::T(b) => run(|| match kind {
+            Arithmetic::Add => inplace::add_(t, &b, Scalar::Int(1)),
+            Arithmetic::Sub => inplace::sub_(t, &b, Scalar::Int(1)),
+            Arithmetic::Mul => inplace::mul_(t, &b),
+            _ => inplace::div_(t, &b),
+        }),
+        Operand::S(s) => run(|| inplace::scalar_(t, kind, s)),
+    }
+}
+
+fn bound_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
+    match v {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => match as_operand(o) {
+            Some(Operand::S(s)) => Ok(Some(s)),
+            Some(Operand::T(t)) if t.numel() == 1 => Ok(Some(item_scalar(&t)?)),
+            _ => Err(PyNotImplementedError::new_err("clamp with tensor bounds is not supported yet")),
+        },
+    }
+}
+
+pub fn extreme(py: Python<'_>, t: &Tensor, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, which: reduce::Extreme) -> PyResult<Py<PyAny>> {
+    match dim {
+        Some(d) if !d.is_none() => {
+            if let Some(other) = as_tensor_ref(d) {
+                let _ = other;
+                return Err(PyNotImplementedError::new_err("max/min(tensor, tensor) (maximum/minimum) is not supported yet"));
+            }
+            let d: i64 = d.extract()?;
+            let (v, i) = run(|| reduce::extreme_dim(t, which, d, keepdim))?;
+            let name = if which == reduce::Extreme::Max { "max" } else { "min" };
+            let ret = py_helper(py, "return_types")?.call1((name, to_py(py, v)?, to_py(py, i)?))?;
+            Ok(ret.unbind())
+        }
+        _ => to_py(py, run(|| reduce::extreme_all(t, which))?),
+    }
+}
+
+pub fn tuple_of(py: Python<'_>, parts: Vec<Tensor>) -> PyResult<Py<PyAny>> {
+    let objs: PyResult<Vec<Py<PyAny>>> = parts.into_iter().map(|p| to_py(py, p)).collect();
+    Ok(PyTuple::new(py, objs?)?.into_any().unbind())
+}
+
+pub fn split_any(py: Python<'_>, t: &Tensor, spec: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+    if let Ok(n) = spec.extract::<i64>() {
+        if n < 0 {
+            return Err(PyRuntimeError::new_err(format!("split expects split_size be non-negative, but got split_size={n}")));
+        }
+        return tuple_of(py, run(|| view::split(t, n as usize, dim))?);
+    }
+    let sizes = to_shape(&seq_ints(spec.cast()?)?)?;
+    tuple_of(py, run(|| view::split_with_sizes(t, &sizes, dim))?)
+}
+

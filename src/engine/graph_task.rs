@@ -1,0 +1,308 @@
+//! The per-call arena of one backward pass (see the engine module docs).
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use crate::autograd::grad_mode;
+use crate::autograd::node::{Edge, Node, NodeKind};
+use crate::engine::{apply_node, validate_output, BackwardOptions, Root};
+use crate::error::Result;
+use crate::ops::Grads;
+use crate::tensor::Tensor;
+
+/// A node is worth a parallel task when its incoming gradients hold this many elements.
+const PARALLEL_NODE_GRAIN: usize = 1 << 14;
+
+/// Sort key of one contribution to an input buffer: (producer rank, output position).
+type Key = (usize, usize);
+
+struct Slot {
+    contributions: SmallVec<[(Key, Tensor); 1]>,
+}
+
+struct GraphTask {
+    nodes: Vec<Arc<Node>>,
+    /// Child indices per node, aligned with `next_edges` (None: no edge or not reached).
+    children: Vec<SmallVec<[Option<usize>; 2]>>,
+    exec: Vec<bool>,
+    captured: Vec<bool>,
+    deps: Vec<usize>,
+    buffers: Vec<SmallVec<[Slot; 1]>>,
+}
+
+fn node_key(n: &Arc<Node>) -> *const Node {
+    Arc::as_ptr(n)
+}
+
+impl GraphTask {
+    /// Discover every node reachable from the roots (iterative DFS).
+    fn discover(roots: &[Root]) -> (GraphTask, HashMap<*const Node, usize>) {
+        let mut index: HashMap<*const Node, usize> = HashMap::new();
+        let mut nodes: Vec<Arc<Node>> = Vec::new();
+        let mut stack: Vec<Arc<Node>> = Vec::new();
+        for r in roots {
+            if !index.contains_key(&node_key(&r.edge.node)) {
+                index.insert(node_key(&r.edge.node), nodes.len());
+                nodes.push(r.edge.node.clone());
+                stack.push(r.edge.node.clone());
+            }
+        }
+        while let Some(n) = stack.pop() {
+            for e in n.next_edges.iter().flatten() {
+                if !index.contains_key(&node_key(&e.node)) {
+                    index.insert(node_key(&e.node), nodes.len());
+                    nodes.push(e.node.clone());
+                    stack.push(e.node.clone());
+                }
+            }
+        }
+        let children = nodes
+            .iter()
+            .map(|n| n.next_edges.iter().map(|e| e.as_ref().map(|e| index[&node_key(&e.node)])).collect())
+            .collect();
+        let count = nodes.len();
+        let buffers = nodes
+            .iter()
+            .map(|n| (0..n.num_inputs()).map(|_| Slot { contributions: SmallVec::new() }).collect())
+            .collect();
+        let task = GraphTask {
+            nodes,
+            children,
+            exec: vec![false; count],
+            captured: vec![false; count],
+            deps: vec![0; count],
+            buffers,
+        };
+        (task, index)
+    }
+
+    /// Post-order of the reachable DAG (children before parents).
+    fn post_order(&self, roots: &[usize]) -> Vec<usize> {
+        let n = self.nodes.len();
+        let mut state = vec![0u8; n]; // 0 new, 1 open, 2 done
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for &r in roots {
+            if state[r] != 0 {
+                continue;
+            }
+            state[r] = 1;
+            stack.push((r, 0));
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                let kids = &self.children[node];
+                if *next < kids.len() {
+                    let c = kids[*next];
+                    *next += 1;
+                    if let Some(c) = c {
+                        if state[c] == 0 {
+                            state[c] = 1;
+                            stack.push((c, 0));
+                        }
+                    }
+                } else {
+                    state[node] = 2;
+                    order.push(node);
+                    stack.pop();
+                }
+            }
+        }
+        order
+    }
+
+    /// Sum one node's buffered contributions, in key order.
+    fn take_inputs(&mut self, idx: usize) -> Result<Vec<Option<Tensor>>> {
+        let slots = std::mem::take(&mut self.buffers[idx]);
+        let mut out = Vec::with_capacity(slots.len());
+        for mut slot in slots {
+            slot.contributions.sort_by_key(|(k, _)| *k);
+            let mut it = slot.contributions.into_iter().map(|(_, t)| t);
+            let mut acc = it.next();
+            for t in it {
+                acc = Some(crate::ops::binary::add(&acc.expect("set above"), &t)?);
+            }
+            out.push(acc);
+        }
+        Ok(out)
+    }
+}
+
+fn grads_numel(grads: &[Option<Tensor>]) -> usize {
+    grads.iter().flatten().map(|t| t.numel()).sum()
+}
+
+/// Run backward from `roots`. `inputs` (may be empty for "all leaves") are the edges whose
+/// gradients are requested; the result has one entry per input (None when unreached).
+pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) -> Result<Vec<Option<Tensor>>> {
+    let (mut task, index) = GraphTask::discover(&roots);
+    let root_idx: Vec<usize> = roots.iter().map(|r| index[&node_key(&r.edge.node)]).collect();
+
+    // Which (node, input slot) pairs are captured for which requested input.
+    let mut captures: HashMap<(usize, usize), SmallVec<[usize; 1]>> = HashMap::new();
+    let mut results: Vec<Option<Tensor>> = vec![None; inputs.len()];
+    if inputs.is_empty() {
+        task.exec.iter_mut().for_each(|e| *e = true);
+    } else {
+        for (pos, e) in inputs.iter().enumerate() {
+            let Some(&i) = index.get(&node_key(&e.node)) else { continue };
+            let is_leaf = matches!(e.node.kind, NodeKind::AccumulateGrad(_));
+            if opts.accumulate_grad && is_leaf {
+                task.exec[i] = true;
+            } else {
+                task.captured[i] = true;
+                captures.entry((i, e.input_nr)).or_default().push(pos);
+            }
+        }
+        for &n in &task.post_order(&root_idx) {
+            if task.children[n].iter().flatten().any(|&c| task.exec[c] || task.captured[c]) {
+                task.exec[n] = true;
+            }
+        }
+    }
+    for n in 0..task.nodes.len() {
+        if !task.exec[n] {
+            continue;
+        }
+        for &c in task.children[n].iter().flatten() {
+            if task.exec[c] || task.captured[c] {
+                task.deps[c] += 1;
+            }
+        }
+    }
+
+    for (r, root) in roots.into_iter().enumerate() {
+        let i = root_idx[r];
+        task.buffers[i][root.edge.input_nr].contributions.push(((r, 0), root.grad));
+    }
+    let n_roots = root_idx.len();
+    let mut ready: BinaryHeap<(u64, usize)> = BinaryHeap::new();
+    let mut queued = vec![false; task.nodes.len()];
+    for &i in &root_idx {
+        if task.deps[i] == 0 && !queued[i] && (task.exec[i] || task.captured[i]) {
+            queued[i] = true;
+            ready.push((task.nodes[i].sequence_nr, i));
+        }
+    }
+
+    let parallel = grad_mode::is_multithreading_enabled() && rayon::current_num_threads() > 1;
+    while let Some((_, top)) = ready.pop() {
+        let mut batch: SmallVec<[(usize, Vec<Option<Tensor>>); 4]> = SmallVec::new();
+        let grads = task.take_inputs(top)?;
+        let big = parallel && grads_numel(&grads) >= PARALLEL_NODE_GRAIN;
+        batch.push((top, grads));
+        while big && batch.len() < rayon::current_num_threads() {
+            let Some(&(_, next)) = ready.peek() else { break };
+            let total: usize = task.buffers[next].iter().flat_map(|s| s.contributions.iter()).map(|(_, t)| t.numel()).sum();
+            if total < PARALLEL_NODE_GRAIN || !task.exec[next] {
+                break;
+            }
+            ready.pop();
+            let g = task.take_inputs(next)?;
+            batch.push((next, g));
+        }
+
+        // Captures and retained grads see the summed gradient before the node runs.
+        for (idx, grads) in batch.iter() {
+            record_captures(&task, *idx, grads, &captures, &mut results);
+            retain_grads(&task.nodes[*idx], grads, opts.create_graph)?;
+        }
+
+        let outputs: Vec<Result<Grads>> = if batch.len() > 1 {
+            let nodes = &task.nodes;
+            let exec = &task.exec;
+            batch
+                .par_iter()
+                .map(|(idx, grads)| run_one(&nodes[*idx], exec[*idx], grads.clone(), opts))
+                .collect()
+        } else {
+            let (idx, grads) = batch.pop().expect("one node");
+            batch.push((idx, Vec::new()));
+            vec![run_one(&task.nodes[idx], task.exec[idx], grads, opts)]
+        };
+
+        for ((idx, _), out) in batch.iter().zip(outputs) {
+            let out = out?;
+            let node = task.nodes[*idx].clone();
+            if !task.exec[*idx] {
+                continue;
+            }
+            for (i, child) in task.children[*idx].clone().into_iter().enumerate() {
+                let Some(c) = child else { continue };
+                if !(task.exec[c] || task.captured[c]) {
+                    continue;
+                }
+                if let Some(Some(g)) = out.get(i) {
+                    let g = validate_output(&node, i, g.clone())?;
+                    let input_nr = node.next_edges[i].as_ref().expect("child implies edge").input_nr;
+                    task.buffers[c][input_nr].contributions.push(((n_roots + *idx, i), g));
+                }
+                task.deps[c] -= 1;
+                if task.deps[c] == 0 && !queued[c] {
+                    queued[c] = true;
+                    ready.push((task.nodes[c].sequence_nr, c));
+                }
+            }
+        }
+    }
+    Ok(results)
+}
+
+fn run_one(node: &Arc<Node>, exec: bool, grads: Vec<Option<Tensor>>, opts: BackwardOptions) -> Result<Grads> {
+    if !exec {
+        return Ok(Grads::new());
+    }
+    let out = apply_node(node, grads, opts.create_graph);
+    if !opts.retain_graph {
+        node.release_saved();
+    }
+    out
+}
+
+fn record_captures(
+    task: &GraphTask,
+    idx: usize,
+    grads: &[Option<Tensor>],
+    captures: &HashMap<(usize, usize), SmallVec<[usize; 1]>>,
+    results: &mut [Option<Tensor>],
+) {
+    if !task.captured[idx] {
+        return;
+    }
+    for (slot, g) in grads.iter().enumerate() {
+        if let Some(positions) = captures.get(&(idx, slot)) {
+            for &p in positions {
+                results[p] = g.clone();
+            }
+        }
+    }
+}
+
+/// `retain_grad()`: non-leaf tensors produced by this node get the incoming gradient.
+fn retain_grads(node: &Arc<Node>, grads: &[Option<Tensor>], create_graph: bool) -> Result<()> {
+    let retained: SmallVec<[(usize, crate::tensor::WeakTensor); 1]> = node.extras().retained.clone();
+    for (slot, weak) in retained {
+        let (Some(t), Some(Some(g))) = (weak.upgrade(), grads.get(slot)) else { continue };
+        accumulate_retained(&t, g, create_graph)?;
+    }
+    Ok(())
+}
+
+/// Add `g` into a non-leaf's `.grad` (retained grads and `backward(inputs=[nonleaf])`).
+pub fn accumulate_retained(t: &Tensor, g: &Tensor, create_graph: bool) -> Result<()> {
+    let _mode = grad_mode::GradModeGuard::new(create_graph);
+    let old = t.grad();
+    let new = match old {
+        None => {
+            if create_graph {
+                crate::ops::unary::clone(g)?
+            } else {
+                crate::kernels::cast_tensor(g, g.dtype())
+            }
+        }
+        Some(old) => crate::ops::binary::add(&old, g)?,
+    };
+    t.set_grad_unchecked(Some(new));
+    Ok(())
+}

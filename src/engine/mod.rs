@@ -1,0 +1,102 @@
+//! The backward engine: `run_backward` walks the graph reachable from the roots and
+//! runs each node once all gradients for it have arrived.
+//!
+//! Read it as micrograd's topological loop plus:
+//! - a per-call arena (`GraphTask`) with dependency counts instead of a sorted list;
+//! - `inputs=` support: only nodes on a path to a requested input run, and gradients
+//!   arriving at a requested input are captured instead of (or as well as) accumulated;
+//! - ready nodes run highest sequence number first; several large ready nodes run in
+//!   parallel on rayon, small ones inline on the calling thread;
+//! - contributions to one input buffer are summed in a fixed order (by producing node
+//!   and output position), so results are bitwise identical for any thread count.
+
+mod graph_task;
+
+use std::sync::Arc;
+
+use crate::autograd::accumulate::accumulate;
+use crate::autograd::grad_mode::GradModeGuard;
+use crate::autograd::node::{Edge, Node, NodeKind};
+use crate::error::{Error, Result};
+use crate::ops::Grads;
+use crate::tensor::Tensor;
+
+pub use graph_task::{accumulate_retained, run_backward};
+
+/// Options of one backward call.
+#[derive(Clone, Copy, Debug)]
+pub struct BackwardOptions {
+    pub retain_graph: bool,
+    pub create_graph: bool,
+    /// `backward()` accumulates into leaves; `grad()` only captures.
+    pub accumulate_grad: bool,
+}
+
+/// One root: where its gradient enters the graph, and the gradient.
+pub struct Root {
+    pub edge: Edge,
+    pub grad: Tensor,
+}
+
+/// Run one node's function on its (summed) incoming gradients.
+pub fn apply_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, create_graph: bool) -> Result<Grads> {
+    let _mode = GradModeGuard::new(create_graph);
+    match &node.kind {
+        NodeKind::Op(op) => {
+            if grads.iter().all(|g| g.is_none()) {
+                return Ok(node.next_edges.iter().map(|_| None).collect());
+            }
+            let out = crate::ops::run_vjp(node, op.as_ref(), &grads)?;
+            if out.len() != node.next_edges.len() {
+                return Err(Error::runtime(format!(
+                    "function {} returned an incorrect number of gradients (expected {}, got {})",
+                    node.name(),
+                    node.next_edges.len(),
+                    out.len()
+                )));
+            }
+            Ok(out)
+        }
+        NodeKind::AccumulateGrad(leaf) => {
+            if let Some(Some(g)) = grads.into_iter().next() {
+                accumulate(leaf, g, create_graph)?;
+            }
+            Ok(Grads::new())
+        }
+        NodeKind::CopySlices(cs) => {
+            let g = match grads.into_iter().next().flatten() {
+                Some(g) => g,
+                None => return Ok(node.next_edges.iter().map(|_| None).collect()),
+            };
+            cs.apply(g, create_graph)
+        }
+    }
+}
+
+/// Make a node's output gradient match what its next edge expects: sum broadcast
+/// dims away and cast the dtype (torch's validate_outputs).
+pub fn validate_output(node: &Node, index: usize, grad: Tensor) -> Result<Tensor> {
+    let meta = &node.input_meta[index];
+    let mut grad = grad;
+    if grad.shape() != &meta.shape[..] {
+        if !crate::shape::is_expandable_to(&meta.shape, grad.shape()) {
+            return Err(Error::runtime(format!(
+                "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
+                node.name(),
+                index,
+                crate::shape::fmt_dims(grad.shape()),
+                crate::shape::fmt_dims(&meta.shape)
+            )));
+        }
+        grad = crate::ops::reduce::sum_to_size(&grad, &meta.shape)?;
+    }
+    if grad.dtype() != meta.dtype {
+        if grad.dtype().is_complex() && !meta.dtype.is_complex() {
+            grad = crate::ops::unary::real(&grad)?;
+        }
+        if grad.dtype() != meta.dtype {
+            grad = crate::ops::unary::to_dtype(&grad, meta.dtype)?;
+        }
+    }
+    Ok(grad)
+}

@@ -1,0 +1,120 @@
+//! Elementwise kernels: map (unary), zip (broadcasting binary), zip3 (where).
+
+use rayon::prelude::*;
+
+use crate::dtype::Element;
+use crate::error::Result;
+use crate::kernels::{coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
+use crate::layout::Layout;
+use crate::shape::broadcast_shapes;
+use crate::tensor::Tensor;
+
+/// `f` applied to every element of `x` (read as `T`), giving a contiguous tensor of `U`.
+pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+    let data = contiguous_data::<T>(x);
+    let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
+        data.par_iter().map(|&v| f(v)).collect()
+    } else {
+        data.iter().map(|&v| f(v)).collect()
+    };
+    tensor_from(out, x.shape())
+}
+
+/// Walk `shape` for N operands with the given (already broadcast) layouts, calling
+/// `f(offsets, inner_strides, inner_len)` once per innermost run.
+fn for_each_run<const N: usize>(
+    shape: &[usize],
+    layouts: [&Layout; N],
+    mut f: impl FnMut([usize; N], [usize; N], usize),
+) {
+    let stride_refs: Vec<&[usize]> = layouts.iter().map(|l| &l.strides[..]).collect();
+    let (cshape, cstrides) = coalesce(shape, &stride_refs);
+    if cshape.contains(&0) {
+        return;
+    }
+    let nd = cshape.len();
+    let inner = cshape[nd - 1];
+    let inner_strides: [usize; N] = std::array::from_fn(|k| cstrides[k][nd - 1]);
+    let outer: usize = cshape[..nd - 1].iter().product();
+    let mut idx = vec![0usize; nd - 1];
+    let mut offs: [usize; N] = std::array::from_fn(|k| layouts[k].offset);
+    for _ in 0..outer {
+        f(offs, inner_strides, inner);
+        for d in (0..nd - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < cshape[d] {
+                for k in 0..N {
+                    offs[k] += cstrides[k][d];
+                }
+                break;
+            }
+            for k in 0..N {
+                offs[k] -= (cshape[d] - 1) * cstrides[k][d];
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// An operand read as `T`: the tensor itself when it already has dtype `T`, else a
+/// contiguous cast copy.
+fn as_dtype<T: Element>(t: &Tensor) -> Tensor {
+    if t.dtype() == T::DTYPE {
+        t.clone()
+    } else {
+        crate::kernels::cast_tensor(t, T::DTYPE)
+    }
+}
+
+/// Broadcasting binary kernel.
+pub fn zip<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
+    let n: usize = shape.iter().product();
+    if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous() {
+        let (x, y) = (contiguous_data::<T>(&a), contiguous_data::<T>(&b));
+        let out: Vec<U> = if n >= PARALLEL_GRAIN {
+            x.par_iter().zip(y.par_iter()).map(|(&p, &q)| f(p, q)).collect()
+        } else {
+            x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect()
+        };
+        return Ok(tensor_from(out, &shape));
+    }
+    let la = a.layout().expand_to(&shape)?;
+    let lb = b.layout().expand_to(&shape)?;
+    let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    for_each_run(&shape, [&la, &lb], |[oa, ob], [ia, ib], len| match (ia, ib) {
+        (1, 1) => out.extend(sa[oa..oa + len].iter().zip(&sb[ob..ob + len]).map(|(&p, &q)| f(p, q))),
+        (1, 0) => {
+            let q = sb[ob];
+            out.extend(sa[oa..oa + len].iter().map(|&p| f(p, q)))
+        }
+        (0, 1) => {
+            let p = sa[oa];
+            out.extend(sb[ob..ob + len].iter().map(|&q| f(p, q)))
+        }
+        _ => out.extend((0..len).map(|i| f(sa[oa + i * ia], sb[ob + i * ib]))),
+    });
+    Ok(tensor_from(out, &shape))
+}
+
+/// Broadcasting ternary kernel for `where(cond, a, b)`.
+pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), a.shape())?, b.shape())?;
+    let cond = as_dtype::<bool>(cond);
+    let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
+    let lc = cond.layout().expand_to(&shape)?;
+    let la = a.layout().expand_to(&shape)?;
+    let lb = b.layout().expand_to(&shape)?;
+    let (sc, sa, sb) = (cond.storage().slice::<bool>(), a.storage().slice::<T>(), b.storage().slice::<T>());
+    let mut out: Vec<T> = Vec::with_capacity(shape.iter().product());
+    for_each_run(&shape, [&lc, &la, &lb], |[oc, oa, ob], [ic, ia, ib], len| {
+        out.extend((0..len).map(|i| if sc[oc + i * ic] { sa[oa + i * ia] } else { sb[ob + i * ib] }))
+    });
+    Ok(tensor_from(out, &shape))
+}

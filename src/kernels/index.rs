@@ -1,0 +1,72 @@
+//! Gather / scatter-add along one dim (used by max/min along a dim and their rules).
+
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::kernels::contiguous_data;
+use crate::kernels::traits::Arith;
+use crate::shape::contiguous_strides;
+use crate::tensor::Tensor;
+
+fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
+    if i < 0 || i as usize >= size {
+        return Err(Error::runtime(format!(
+            "index {i} is out of bounds for dimension {dim} with size {size}"
+        )));
+    }
+    Ok(i as usize)
+}
+
+/// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
+pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Vec<T>> {
+    let idx = contiguous_data::<i64>(index);
+    let data = contiguous_data::<T>(src);
+    let ishape = index.shape();
+    let sstrides = contiguous_strides(src.shape());
+    let istrides = contiguous_strides(ishape);
+    let mut out = Vec::with_capacity(idx.len());
+    for (flat, &ix) in idx.iter().enumerate() {
+        let mut off = 0;
+        for d in 0..ishape.len() {
+            let c = (flat / istrides[d]) % ishape[d].max(1);
+            let c = if d == dim { check_index(ix, src.shape()[d], d)? } else { c };
+            off += c * sstrides[d];
+        }
+        out.push(data[off]);
+    }
+    Ok(out)
+}
+
+/// out = self with out[..., index[i], ...] += src[i] along `dim`.
+pub fn scatter_add<T: Arith>(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Result<Vec<T>> {
+    let mut out: Vec<T> = contiguous_data::<T>(base).into_owned();
+    let idx = contiguous_data::<i64>(index);
+    let vals = contiguous_data::<T>(src);
+    let ishape = index.shape();
+    let ostrides = contiguous_strides(base.shape());
+    let istrides = contiguous_strides(ishape);
+    let vstrides = contiguous_strides(src.shape());
+    for (flat, &ix) in idx.iter().enumerate() {
+        let (mut off, mut voff) = (0, 0);
+        for d in 0..ishape.len() {
+            let c = (flat / istrides[d]) % ishape[d].max(1);
+            voff += c * vstrides[d];
+            let c = if d == dim { check_index(ix, base.shape()[d], d)? } else { c };
+            off += c * ostrides[d];
+        }
+        out[off] = out[off] + vals[voff];
+    }
+    Ok(out)
+}
+
+/// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,
+/// shape `from.shape`) at `from`'s offsets into zeros, then read `to` row-major. With
+/// `to` the input's layout and `from` a view's, this is the adjoint of every view op.
+pub fn restride<T: Arith>(x: &Tensor, from: &crate::layout::Layout, to: &crate::layout::Layout) -> Vec<T> {
+    let extent = from.storage_extent().max(to.storage_extent());
+    let mut buf = vec![T::zero(); extent];
+    let vals = contiguous_data::<T>(x);
+    for (off, &v) in from.offsets().zip(vals.iter()) {
+        buf[off] = buf[off] + v;
+    }
+    to.offsets().map(|o| buf[o]).collect()
+}

@@ -1,0 +1,135 @@
+//! Math only, no autograd. Every kernel reads its inputs as typed slices (borrowed when
+//! contiguous, gathered otherwise) and writes a fresh contiguous output; in-place ops
+//! then copy that output into the destination (see `copy::write_into`).
+
+pub mod copy;
+pub mod elementwise;
+pub mod index;
+pub mod matmul;
+pub mod random;
+pub mod reduce;
+pub mod traits;
+
+use std::borrow::Cow;
+
+use crate::dtype::{cast, DType, Element};
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+
+/// Elements below this count run on the calling thread; above it, rayon splits the work.
+pub const PARALLEL_GRAIN: usize = 1 << 15;
+
+/// The tensor's elements in row-major order as `T`, borrowing when possible.
+pub fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
+    if t.dtype() == T::DTYPE && t.is_contiguous() {
+        let s = t.storage().slice::<T>();
+        let start = t.offset();
+        return Cow::Borrowed(&s[start..start + t.numel()]);
+    }
+    Cow::Owned(gather_as::<T>(t))
+}
+
+/// Copy a strided tensor into a new row-major Vec, casting to `T`.
+pub fn gather_as<T: Element>(t: &Tensor) -> Vec<T> {
+    crate::with_dtype!(t.dtype(), S => gather_cast::<S, T>(t.storage().slice::<S>(), t.layout()))
+}
+
+/// Row-major gather of `layout` from `src`, casting each element.
+pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T> {
+    let n = layout.numel();
+    let mut out = Vec::with_capacity(n);
+    if layout.is_contiguous() {
+        let s = &src[layout.offset..layout.offset + n];
+        out.extend(s.iter().map(|&x| cast::<S, T>(x)));
+        return out;
+    }
+    for_each_inner_run(layout, |start, stride, len| {
+        if stride == 1 {
+            out.extend(src[start..start + len].iter().map(|&x| cast::<S, T>(x)));
+        } else {
+            out.extend((0..len).map(|i| cast::<S, T>(src[start + i * stride])));
+        }
+    });
+    out
+}
+
+/// Calls `f(start_offset, inner_stride, inner_len)` for each row of the innermost dim,
+/// in row-major order (after merging dims that are contiguous with each other).
+pub fn for_each_inner_run(layout: &Layout, mut f: impl FnMut(usize, usize, usize)) {
+    let (shape, strides) = coalesce(&layout.shape, &[&layout.strides]);
+    let strides = &strides[0];
+    if shape.contains(&0) {
+        return;
+    }
+    let nd = shape.len();
+    if nd == 0 {
+        f(layout.offset, 1, 1);
+        return;
+    }
+    let inner = shape[nd - 1];
+    let inner_stride = strides[nd - 1];
+    let outer: usize = shape[..nd - 1].iter().product();
+    let mut idx = vec![0usize; nd.saturating_sub(1)];
+    let mut off = layout.offset;
+    for _ in 0..outer {
+        f(off, inner_stride, inner);
+        for d in (0..nd - 1).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                off += strides[d];
+                break;
+            }
+            off -= (shape[d] - 1) * strides[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Merge adjacent dims that every operand walks contiguously, so kernels see long inner
+/// runs. Size-1 dims are dropped.
+pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut out_shape: Vec<usize> = Vec::with_capacity(shape.len());
+    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(shape.len()); strides.len()];
+    for (d, &n) in shape.iter().enumerate() {
+        if n == 1 {
+            continue;
+        }
+        let mergeable = !out_shape.is_empty()
+            && strides.iter().enumerate().all(|(k, s)| {
+                let prev = *out_strides[k].last().expect("nonempty");
+                prev == s[d] * n
+            });
+        if mergeable {
+            let last = out_shape.len() - 1;
+            out_shape[last] *= n;
+            for (k, s) in strides.iter().enumerate() {
+                out_strides[k][last] = s[d];
+            }
+        } else {
+            out_shape.push(n);
+            for (k, s) in strides.iter().enumerate() {
+                out_strides[k].push(s[d]);
+            }
+        }
+    }
+    if out_shape.is_empty() && !shape.contains(&0) {
+        out_shape.push(1);
+        for s in out_strides.iter_mut() {
+            s.push(1);
+        }
+    }
+    if shape.contains(&0) {
+        return (vec![0], vec![vec![1]; strides.len()]);
+    }
+    (out_shape, out_strides)
+}
+
+/// A fresh contiguous tensor from a vector.
+pub fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
+    Tensor::from_vec(data, shape).expect("kernel output matches its shape")
+}
+
+/// Cast a whole tensor (contiguous result, new storage).
+pub fn cast_tensor(t: &Tensor, dtype: DType) -> Tensor {
+    crate::with_dtype!(dtype, T => tensor_from(gather_as::<T>(t), t.shape()))
+}

@@ -1,0 +1,91 @@
+//! Reductions over a set of dims. Inputs are viewed with kept dims first and reduced
+//! dims last, so every output element reduces one contiguous row.
+
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use crate::dtype::Element;
+use crate::kernels::traits::Arith;
+use crate::kernels::PARALLEL_GRAIN;
+use crate::layout::Layout;
+use crate::shape::Dims;
+use crate::tensor::Tensor;
+
+/// Shape of the result with `dims` removed (keepdim is a view applied by the caller).
+pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
+    shape.iter().enumerate().filter(|(i, _)| !dims.contains(i)).map(|(_, &s)| s).collect()
+}
+
+/// Apply `row_fn` to each contiguous row of reduced elements; one result per output
+/// element, in row-major output order.
+pub fn reduce_rows<T: Element, U: Send>(
+    x: &Tensor,
+    dims: &[usize],
+    row_fn: impl Fn(&[T]) -> U + Sync + Send,
+) -> Vec<U> {
+    let nd = x.dim();
+    let mut perm: SmallVec<[i64; 6]> = (0..nd).filter(|d| !dims.contains(d)).map(|d| d as i64).collect();
+    perm.extend(dims.iter().map(|&d| d as i64));
+    let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
+    let row_len: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    let out_len: usize = reduced_shape(x.shape(), dims).iter().product();
+    let data: std::borrow::Cow<[T]> = if x.dtype() == T::DTYPE && layout.is_contiguous() {
+        let s = x.storage().slice::<T>();
+        std::borrow::Cow::Borrowed(&s[layout.offset..layout.offset + layout.numel()])
+    } else {
+        std::borrow::Cow::Owned(crate::with_dtype!(x.dtype(), S =>
+            crate::kernels::gather_cast::<S, T>(x.storage().slice::<S>(), &layout)))
+    };
+    if row_len == 0 {
+        return (0..out_len).map(|_| row_fn(&[])).collect();
+    }
+    if out_len * row_len >= PARALLEL_GRAIN && out_len > 1 {
+        data.par_chunks(row_len).map(&row_fn).collect()
+    } else {
+        data.chunks(row_len).map(&row_fn).collect()
+    }
+}
+
+/// Pairwise summation: accurate for long rows, vectorizes in the 8-lane base case.
+pub fn sum_slice<T: Arith>(s: &[T]) -> T {
+    if s.len() <= 256 {
+        let mut lanes = [T::zero(); 8];
+        let chunks = s.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            for i in 0..8 {
+                lanes[i] = lanes[i] + c[i];
+            }
+        }
+        let mut acc = T::zero();
+        for &r in rest {
+            acc = acc + r;
+        }
+        let l = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        return l + acc;
+    }
+    let mid = (s.len() / 2) & !7;
+    sum_slice(&s[..mid]) + sum_slice(&s[mid..])
+}
+
+/// Sum of a contiguous tensor over its leading `lead` dims (a common gradient
+/// reduction: bias gradients), without transposing: out[j] = Σ_i x[i, j].
+pub fn sum_leading<T: Arith>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+    let mut out = vec![T::zero(); inner];
+    if outer <= 8 || inner < 8 {
+        for i in 0..outer {
+            for (o, &v) in out.iter_mut().zip(&x[i * inner..(i + 1) * inner]) {
+                *o = *o + v;
+            }
+        }
+        return out;
+    }
+    // Pairwise over rows in blocks to keep the accuracy of sum_slice.
+    let half = outer / 2;
+    let a = sum_leading(&x[..half * inner], half, inner);
+    let b = sum_leading(&x[half * inner..], outer - half, inner);
+    for ((o, p), q) in out.iter_mut().zip(a).zip(b) {
+        *o = p + q;
+    }
+    out
+}

@@ -1,0 +1,426 @@
+//! Shape + strides + storage offset as a plain value. Every view transform is a pure
+//! function from one Layout to another (or a typed error); storage is never touched here.
+//! Strides are in elements and never negative (torch forbids negative steps).
+
+use smallvec::SmallVec;
+
+use crate::error::{Error, Result};
+use crate::shape::{checked_numel, contiguous_strides, wrap_dim, wrap_dim_insert, Dims};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub shape: Dims,
+    pub strides: Dims,
+    pub offset: usize,
+}
+
+impl Layout {
+    pub fn contiguous(shape: &[usize]) -> Layout {
+        Layout { shape: shape.into(), strides: contiguous_strides(shape), offset: 0 }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// One past the largest storage element this layout touches (0 for empty tensors).
+    pub fn storage_extent(&self) -> usize {
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        self.offset
+            + 1
+            + self.shape.iter().zip(&self.strides).map(|(&n, &s)| (n - 1) * s).sum::<usize>()
+    }
+
+    /// Row-major contiguous (size-1 dims may have any stride).
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1usize;
+        for i in (0..self.ndim()).rev() {
+            let n = self.shape[i];
+            if n == 0 {
+                return true;
+            }
+            if n != 1 {
+                if self.strides[i] != expected {
+                    return false;
+                }
+                expected *= n;
+            }
+        }
+        true
+    }
+
+    /// Strides describe a permutation of a contiguous block: no gaps, no overlap.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        if self.is_contiguous() {
+            return true;
+        }
+        let mut perm: SmallVec<[usize; 6]> = (0..self.ndim()).collect();
+        perm.sort_by_key(|&i| (self.strides[i], self.shape[i]));
+        let mut expected = 1usize;
+        for &i in &perm {
+            let n = self.shape[i];
+            if n == 1 {
+                continue;
+            }
+            if self.strides[i] != expected {
+                return false;
+            }
+            expected *= n;
+        }
+        true
+    }
+
+    /// Strides for a fresh dense tensor with the same dim ordering as `self`
+    /// (torch's `infer_dense_strides`), used by the `.grad` layout rules and `*_like`.
+    pub fn dense_strides_like(&self) -> Dims {
+        let nd = self.ndim();
+        let mut perm: SmallVec<[usize; 6]> = (0..nd).collect();
+        // Innermost first: smaller stride is "more inner"; ties keep the later dim inner.
+        perm.sort_by(|&a, &b| {
+            let (sa, sb) = (self.strides[a], self.strides[b]);
+            if self.shape[a] == 1 || self.shape[b] == 1 || sa == sb {
+                b.cmp(&a)
+            } else {
+                sa.cmp(&sb)
+            }
+        });
+        let mut strides: Dims = SmallVec::from_elem(0, nd);
+        let mut acc = 1usize;
+        for &i in &perm {
+            strides[i] = acc;
+            acc *= self.shape[i].max(1);
+        }
+        strides
+    }
+
+    pub fn permute(&self, dims: &[i64]) -> Result<Layout> {
+        let nd = self.ndim();
+        if dims.len() != nd {
+            return Err(Error::runtime(format!(
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+                nd,
+                dims.len()
+            )));
+        }
+        let mut seen: SmallVec<[bool; 6]> = SmallVec::from_elem(false, nd);
+        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        for &d in dims {
+            let w = wrap_dim(d, nd)?;
+            if seen[w] {
+                return Err(Error::runtime("permute(): duplicate dims are not allowed."));
+            }
+            seen[w] = true;
+            out.shape.push(self.shape[w]);
+            out.strides.push(self.strides[w]);
+        }
+        Ok(out)
+    }
+
+    pub fn transpose(&self, d0: i64, d1: i64) -> Result<Layout> {
+        let nd = self.ndim();
+        let (a, b) = (wrap_dim(d0, nd)?, wrap_dim(d1, nd)?);
+        let mut out = self.clone();
+        if nd > 0 {
+            out.shape.swap(a, b);
+            out.strides.swap(a, b);
+        }
+        Ok(out)
+    }
+
+    /// Broadcast to `shape` (which may have more leading dims); new/size-1 dims get stride 0.
+    /// `-1` in `target` keeps the existing size.
+    pub fn expand(&self, target: &[i64]) -> Result<Layout> {
+        let nd = self.ndim();
+        if target.len() < nd {
+            return Err(Error::runtime(format!(
+                "expand({}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                "torch.FloatTensor",
+                crate::shape::fmt_dims(&self.shape).trim_matches(|c| c == '[' || c == ']'),
+                target.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+                target.len(),
+                nd
+            )));
+        }
+        let off = target.len() - nd;
+        let mut shape = Dims::new();
+        let mut strides = Dims::new();
+        for (i, &t) in target.iter().enumerate() {
+            if i < off {
+                if t < 0 {
+                    return Err(Error::runtime(format!(
+                        "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                    )));
+                }
+                shape.push(t as usize);
+                strides.push(0);
+                continue;
+            }
+            let (n, s) = (self.shape[i - off], self.strides[i - off]);
+            if t == -1 || t as usize == n {
+                shape.push(n);
+                strides.push(s);
+            } else if n == 1 && t >= 0 {
+                shape.push(t as usize);
+                strides.push(0);
+            } else {
+                return Err(Error::runtime(format!(
+                    "The expanded size of the tensor ({t}) must match the existing size ({n}) at non-singleton dimension {i}.  Target sizes: [{}].  Tensor sizes: {}",
+                    target.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+                    crate::shape::fmt_dims(&self.shape)
+                )));
+            }
+        }
+        checked_numel(&shape)?;
+        Ok(Layout { shape, strides, offset: self.offset })
+    }
+
+    pub fn expand_to(&self, shape: &[usize]) -> Result<Layout> {
+        let t: SmallVec<[i64; 6]> = shape.iter().map(|&s| s as i64).collect();
+        self.expand(&t)
+    }
+
+    /// Python-style slice along `dim`: start/end already clamped by the caller or here.
+    pub fn slice(&self, dim: usize, start: i64, end: i64, step: i64) -> Result<Layout> {
+        if step <= 0 {
+            return Err(Error::value("step must be greater than zero"));
+        }
+        let n = self.shape[dim] as i64;
+        let clamp = |v: i64| -> i64 {
+            let v = if v < 0 { v + n } else { v };
+            v.clamp(0, n)
+        };
+        let (s, e) = (clamp(start), clamp(end));
+        let len = if e > s { (e - s + step - 1) / step } else { 0 };
+        let mut out = self.clone();
+        if len > 0 {
+            out.offset += s as usize * self.strides[dim];
+        }
+        out.shape[dim] = len as usize;
+        out.strides[dim] = self.strides[dim] * step as usize;
+        Ok(out)
+    }
+
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Layout> {
+        let d = wrap_dim(dim, self.ndim())?;
+        let n = self.shape[d] as i64;
+        let start = if start < 0 { start + n } else { start };
+        if start < 0 || start > n {
+            return Err(Error::index(format!(
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -n, n, start
+            )));
+        }
+        if length < 0 || start + length > n {
+            return Err(Error::runtime(format!(
+                "start ({start}) + length ({length}) exceeds dimension size ({n})."
+            )));
+        }
+        self.slice(d, start, start + length, 1)
+    }
+
+    pub fn select(&self, dim: i64, index: i64) -> Result<Layout> {
+        if self.ndim() == 0 {
+            return Err(Error::index("select() cannot be applied to a 0-dim tensor."));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        let n = self.shape[d] as i64;
+        if index < -n || index >= n {
+            return Err(Error::index(format!(
+                "index {index} is out of bounds for dimension {d} with size {n}"
+            )));
+        }
+        let i = if index < 0 { index + n } else { index } as usize;
+        let mut out = self.clone();
+        out.offset += i * self.strides[d];
+        out.shape.remove(d);
+        out.strides.remove(d);
+        Ok(out)
+    }
+
+    pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
+        let d = wrap_dim_insert(dim, self.ndim())?;
+        let mut out = self.clone();
+        let stride = if d < self.ndim() { self.shape[d] * self.strides[d] } else { 1 };
+        out.shape.insert(d, 1);
+        out.strides.insert(d, stride.max(1));
+        Ok(out)
+    }
+
+    /// Remove the given size-1 dims (all size-1 dims when `dims` is None).
+    pub fn squeeze(&self, dims: Option<&[usize]>) -> Layout {
+        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        for i in 0..self.ndim() {
+            let drop = self.shape[i] == 1 && dims.is_none_or(|d| d.contains(&i));
+            if !drop {
+                out.shape.push(self.shape[i]);
+                out.strides.push(self.strides[i]);
+            }
+        }
+        out
+    }
+
+    pub fn diagonal(&self, offset: i64, d1: i64, d2: i64) -> Result<Layout> {
+        let nd = self.ndim();
+        let (a, b) = (wrap_dim(d1, nd)?, wrap_dim(d2, nd)?);
+        if a == b {
+            return Err(Error::runtime(format!(
+                "diagonal dimensions cannot be identical {d1}, {d2}"
+            )));
+        }
+        let (na, nb) = (self.shape[a] as i64, self.shape[b] as i64);
+        let (len, start) = if offset >= 0 {
+            ((na.min(nb - offset)).max(0), offset as usize * self.strides[b])
+        } else {
+            ((nb.min(na + offset)).max(0), (-offset) as usize * self.strides[a])
+        };
+        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        if len > 0 {
+            out.offset += start;
+        }
+        for i in 0..nd {
+            if i != a && i != b {
+                out.shape.push(self.shape[i]);
+                out.strides.push(self.strides[i]);
+            }
+        }
+        out.shape.push(len as usize);
+        out.strides.push(self.strides[a] + self.strides[b]);
+        Ok(out)
+    }
+
+    /// `view`: reuse the storage with new sizes when the strides allow it (torch's
+    /// computeStride), else None (reshape then copies).
+    pub fn view(&self, shape: &[usize]) -> Option<Layout> {
+        let numel = self.numel();
+        if numel <= 1 || self.shape.as_slice() == shape {
+            let mut l = Layout::contiguous(shape);
+            l.offset = self.offset;
+            if self.shape.as_slice() == shape {
+                l.strides = self.strides.clone();
+            }
+            return Some(l);
+        }
+        let mut new_strides: Dims = SmallVec::from_elem(0, shape.len());
+        let old_nd = self.ndim();
+        let mut view_d = shape.len() as i64 - 1;
+        let mut chunk_base_stride = *self.strides.last().unwrap_or(&1);
+        let mut tensor_numel = 1usize;
+        let mut view_numel = 1usize;
+        for tensor_d in (0..old_nd).rev() {
+            tensor_numel *= self.shape[tensor_d];
+            if tensor_d == 0
+                || (self.shape[tensor_d - 1] != 1
+                    && self.strides[tensor_d - 1] != tensor_numel * chunk_base_stride)
+            {
+                while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
+                    new_strides[view_d as usize] = view_numel * chunk_base_stride;
+                    view_numel *= shape[view_d as usize];
+                    view_d -= 1;
+                }
+                if view_numel != tensor_numel {
+                    return None;
+                }
+                if tensor_d > 0 {
+                    chunk_base_stride = self.strides[tensor_d - 1];
+                    tensor_numel = 1;
+                    view_numel = 1;
+                }
+            }
+        }
+        if view_d != -1 {
+            return None;
+        }
+        Some(Layout { shape: shape.into(), strides: new_strides, offset: self.offset })
+    }
+
+    pub fn as_strided(shape: &[usize], strides: &[usize], offset: usize) -> Result<Layout> {
+        if shape.len() != strides.len() {
+            return Err(Error::runtime(format!(
+                "mismatch in length of strides and shape: {} vs {}",
+                strides.len(),
+                shape.len()
+            )));
+        }
+        checked_numel(shape)?;
+        Ok(Layout { shape: shape.into(), strides: strides.into(), offset })
+    }
+
+    /// Storage offsets of every element in row-major order (for generic strided kernels).
+    pub fn offsets(&self) -> OffsetIter<'_> {
+        OffsetIter::new(self)
+    }
+}
+
+/// Walks a layout's elements in row-major order yielding storage offsets.
+pub struct OffsetIter<'a> {
+    layout: &'a Layout,
+    index: Dims,
+    next: usize,
+    remaining: usize,
+}
+
+impl<'a> OffsetIter<'a> {
+    fn new(layout: &'a Layout) -> Self {
+        OffsetIter {
+            layout,
+            index: SmallVec::from_elem(0, layout.ndim()),
+            next: layout.offset,
+            remaining: layout.numel(),
+        }
+    }
+}
+
+impl Iterator for OffsetIter<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let cur = self.next;
+        let l = self.layout;
+        for d in (0..l.ndim()).rev() {
+            self.index[d] += 1;
+            if self.index[d] < l.shape[d] {
+                self.next += l.strides[d];
+                break;
+            }
+            self.next -= (l.shape[d] - 1) * l.strides[d];
+            self.index[d] = 0;
+        }
+        Some(cur)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn views_are_pure_layout_math() {
+        let l = Layout::contiguous(&[2, 3]);
+        let t = l.transpose(0, 1).unwrap();
+        assert_eq!(&t.strides[..], &[1, 3]);
+        assert!(!t.is_contiguous());
+        assert!(t.is_non_overlapping_and_dense());
+        assert!(t.view(&[6]).is_none());
+        assert_eq!(&l.view(&[3, 2]).unwrap().strides[..], &[2, 1]);
+        let s = Layout::contiguous(&[3, 6]).slice(1, 0, 6, 2).unwrap();
+        assert_eq!(&s.strides[..], &[6, 2]);
+        assert!(!s.is_non_overlapping_and_dense());
+        let offs: Vec<usize> = t.offsets().collect();
+        assert_eq!(offs, vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(&t.dense_strides_like()[..], &[1, 3]);
+        let e = Layout::contiguous(&[3]).unsqueeze(0).unwrap().expand(&[4, 3]).unwrap();
+        assert_eq!(&e.strides[..], &[0, 1]);
+    }
+}

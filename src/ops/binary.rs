@@ -1,0 +1,495 @@
+//! Broadcasting binary ops (tensor ⊕ tensor and tensor ⊕ Python scalar), comparisons
+//! and `where`. Operands are promoted to torch's result type before the kernel runs;
+//! the engine casts and sum-reduces gradients back to each input's dtype and shape.
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::dtype::{default_float_dtype, promote_with_scalar, result_type, Category, DType, Element, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::{map, select, zip};
+use crate::kernels::traits::Arith;
+use crate::ops::unary::{conj, log, neg};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::tensor::Tensor;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Arithmetic {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+}
+
+impl Arithmetic {
+    fn kernel_name(self) -> &'static str {
+        match self {
+            Arithmetic::Add => "add",
+            Arithmetic::Sub => "sub",
+            Arithmetic::Mul => "mul",
+            Arithmetic::Div => "div",
+            Arithmetic::Pow => "pow",
+        }
+    }
+    #[inline(always)]
+    fn eval<T: Arith>(self, a: T, b: T) -> T {
+        match self {
+            Arithmetic::Add => a + b,
+            Arithmetic::Sub => a - b,
+            Arithmetic::Mul => a * b,
+            Arithmetic::Div => a / b,
+            Arithmetic::Pow => a.powf(b),
+        }
+    }
+}
+
+fn bool_arith(kind: Arithmetic) -> Result<fn(bool, bool) -> bool> {
+    match kind {
+        Arithmetic::Add => Ok(|a, b| a | b),
+        Arithmetic::Mul => Ok(|a, b| a & b),
+        Arithmetic::Sub => Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")),
+        _ => Err(crate::dtype::unsupported(kind.kernel_name(), DType::Bool)),
+    }
+}
+
+/// The dtype the op computes in (true division promotes integers to float).
+fn compute_dtype(kind: Arithmetic, d: DType) -> DType {
+    if kind == Arithmetic::Div && d.category() <= Category::Integral {
+        default_float_dtype()
+    } else {
+        d
+    }
+}
+
+fn tensor_dtype(kind: Arithmetic, a: &Tensor, b: &Tensor) -> DType {
+    compute_dtype(kind, result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]))
+}
+
+/// a ⊕ b with broadcasting, computed in `dtype`.
+fn arith_tensor(kind: Arithmetic, a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor> {
+    if dtype == DType::Bool {
+        let f = bool_arith(kind)?;
+        return zip::<bool, bool>(a, b, f);
+    }
+    crate::with_arith!(dtype, kind.kernel_name(), T => zip::<T, T>(a, b, move |x, y| kind.eval(x, y)))
+}
+
+/// a ⊕ s (or s ⊕ a when `reversed`), computed in `dtype`.
+fn arith_scalar(kind: Arithmetic, a: &Tensor, s: Scalar, reversed: bool, dtype: DType) -> Result<Tensor> {
+    if dtype == DType::Bool {
+        let f = bool_arith(kind)?;
+        let v = bool::from_scalar(s);
+        return Ok(map::<bool, bool>(a, move |x| if reversed { f(v, x) } else { f(x, v) }));
+    }
+    crate::with_arith!(dtype, kind.kernel_name(), T => {
+        let v = T::from_scalar(s);
+        Ok(if reversed { map::<T, T>(a, move |x| kind.eval(v, x)) } else { map::<T, T>(a, move |x| kind.eval(x, v)) })
+    })
+}
+
+fn one(t: Tensor) -> Result<Outputs> {
+    Ok(smallvec![t])
+}
+
+// ---------------------------------------------------------------- add / sub
+
+pub struct Add {
+    pub alpha: Scalar,
+}
+impl Op for Add {
+    fn name(&self) -> &'static str {
+        "AddBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        let dtype = tensor_dtype(Arithmetic::Add, a, b);
+        let b = if self.alpha.is_one() { b.clone() } else { arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)? };
+        one(arith_tensor(Arithmetic::Add, a, &b, dtype)?)
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let g_other = if ctx.needs(1) { Some(scale(&g, self.alpha)?) } else { None };
+        Ok(smallvec![Some(g), g_other])
+    }
+}
+
+pub struct Sub {
+    pub alpha: Scalar,
+}
+impl Op for Sub {
+    fn name(&self) -> &'static str {
+        "SubBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        let dtype = tensor_dtype(Arithmetic::Sub, a, b);
+        if dtype == DType::Bool {
+            bool_arith(Arithmetic::Sub)?;
+        }
+        let b = if self.alpha.is_one() { b.clone() } else { arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)? };
+        one(arith_tensor(Arithmetic::Sub, a, &b, dtype)?)
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let g_other = if ctx.needs(1) { Some(neg(&scale(&g, self.alpha)?)?) } else { None };
+        Ok(smallvec![Some(g), g_other])
+    }
+}
+
+/// g * conj(alpha), skipping the multiply for alpha == 1.
+fn scale(g: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    if alpha.is_one() {
+        return Ok(g.clone());
+    }
+    let a = match alpha {
+        Scalar::Complex(c) => Scalar::Complex(c.conj()),
+        s => s,
+    };
+    mul_scalar(g, a)
+}
+
+pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Add { alpha: Scalar::Int(1) }, &[a.clone(), b.clone()])
+}
+pub fn add_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    apply1(Add { alpha }, &[a.clone(), b.clone()])
+}
+pub fn sub(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    apply1(Sub { alpha }, &[a.clone(), b.clone()])
+}
+
+/// tensor ⊕ Python scalar, one op per torch overload (AddBackward1, RsubBackward1, ...).
+pub struct ScalarArith {
+    pub kind: Arithmetic,
+    pub scalar: Scalar,
+    /// scalar ⊕ tensor (rsub, rpow, rdiv).
+    pub reversed: bool,
+}
+impl ScalarArith {
+    fn dtype(&self, a: &Tensor) -> DType {
+        compute_dtype(self.kind, promote_with_scalar(a.dtype(), self.scalar))
+    }
+}
+impl Op for ScalarArith {
+    fn name(&self) -> &'static str {
+        match (self.kind, self.reversed) {
+            (Arithmetic::Add, _) => "AddBackward1",
+            (Arithmetic::Sub, false) => "SubBackward1",
+            (Arithmetic::Sub, true) => "RsubBackward1",
+            (Arithmetic::Mul, _) => "MulBackward1",
+            (Arithmetic::Div, false) => "DivBackward1",
+            (Arithmetic::Div, true) => "DivBackward0",
+            (Arithmetic::Pow, false) => "PowBackward0",
+            (Arithmetic::Pow, true) => "PowBackward2",
+        }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let a = &inputs[0];
+        let dtype = self.dtype(a);
+        if self.kind == Arithmetic::Pow && !self.reversed && dtype.category() == Category::Integral {
+            if let Scalar::Int(e) = self.scalar {
+                if e < 0 {
+                    return Err(Error::runtime("Integers to negative integer powers are not allowed."));
+                }
+            }
+        }
+        one(arith_scalar(self.kind, a, self.scalar, self.reversed, dtype)?)
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        match (self.kind, self.reversed) {
+            (Arithmetic::Pow, false) => smallvec![Some(SaveRef::Input(0))],
+            (Arithmetic::Pow, true) | (Arithmetic::Div, true) => smallvec![Some(SaveRef::Output(0))],
+            _ => smallvec![],
+        }
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let s = self.scalar;
+        let conj_s = match s {
+            Scalar::Complex(c) => Scalar::Complex(c.conj()),
+            other => other,
+        };
+        let out = match (self.kind, self.reversed) {
+            (Arithmetic::Add, _) => g,
+            (Arithmetic::Sub, false) => g,
+            (Arithmetic::Sub, true) => neg(&g)?,
+            (Arithmetic::Mul, _) => mul_scalar(&g, conj_s)?,
+            (Arithmetic::Div, false) => div_scalar(&g, conj_s)?,
+            (Arithmetic::Div, true) => {
+                // d(s/x)/dx = -s/x^2 = -result/x; written with the saved result only.
+                let r = ctx.saved(0)?;
+                let r2 = mul(r, r)?;
+                neg(&mul(&g, &conj(&div_scalar(&r2, s)?)?)?)?
+            }
+            (Arithmetic::Pow, false) => {
+                if s.is_zero() {
+                    crate::ops::creation::zeros_like(&g)?
+                } else {
+                    let x = ctx.saved(0)?;
+                    let e_minus_1 = match s {
+                        Scalar::Int(i) => Scalar::Int(i - 1),
+                        Scalar::Bool(b) => Scalar::Int(b as i64 - 1),
+                        Scalar::Float(f) => Scalar::Float(f - 1.0),
+                        Scalar::Complex(c) => Scalar::Complex(c - 1.0),
+                    };
+                    let d = mul_scalar(&pow_scalar(x, e_minus_1)?, s)?;
+                    mul(&g, &conj(&d)?)?
+                }
+            }
+            (Arithmetic::Pow, true) => {
+                // d(s^x)/dx = s^x * ln(s)
+                let r = ctx.saved(0)?;
+                let ln_s = s.to_c64().ln();
+                let ln_s = if ln_s.im == 0.0 { Scalar::Float(ln_s.re) } else { Scalar::Complex(ln_s) };
+                mul(&g, &conj(&mul_scalar(r, ln_s)?)?)?
+            }
+        };
+        Ok(smallvec![Some(out)])
+    }
+}
+
+fn scalar_op(kind: Arithmetic, a: &Tensor, s: Scalar, reversed: bool) -> Result<Tensor> {
+    apply1(ScalarArith { kind, scalar: s, reversed }, &[a.clone()])
+}
+pub fn add_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    scalar_op(Arithmetic::Add, a, s, false)
+}
+pub fn sub_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    scalar_op(Arithmetic::Sub, a, s, false)
+}
+/// s - a
+pub fn sub_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
+    scalar_op(Arithmetic::Sub, a, s, true)
+}
+pub fn mul_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    scalar_op(Arithmetic::Mul, a, s, false)
+}
+pub fn div_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    scalar_op(Arithmetic::Div, a, s, false)
+}
+/// s / a
+pub fn div_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
+    scalar_op(Arithmetic::Div, a, s, true)
+}
+pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
+    scalar_op(Arithmetic::Pow, a, e, false)
+}
+/// s ** a
+pub fn pow_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
+    scalar_op(Arithmetic::Pow, a, s, true)
+}
+
+// ---------------------------------------------------------------- mul / div / pow
+
+pub struct Mul;
+impl Op for Mul {
+    fn name(&self) -> &'static str {
+        "MulBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        one(arith_tensor(Arithmetic::Mul, a, b, tensor_dtype(Arithmetic::Mul, a, b))?)
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[0].then_some(SaveRef::Input(1)), needs[1].then_some(SaveRef::Input(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let ga = if ctx.needs(0) { Some(mul(&g, &conj(ctx.saved(0)?)?)?) } else { None };
+        let gb = if ctx.needs(1) { Some(mul(&g, &conj(ctx.saved(1)?)?)?) } else { None };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Mul, &[a.clone(), b.clone()])
+}
+
+pub struct Div;
+impl Op for Div {
+    fn name(&self) -> &'static str {
+        "DivBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        one(arith_tensor(Arithmetic::Div, a, b, tensor_dtype(Arithmetic::Div, a, b))?)
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[1].then_some(SaveRef::Input(0)), Some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let b = ctx.saved(1)?;
+        let ga = if ctx.needs(0) { Some(div(&g, &conj(b)?)?) } else { None };
+        let gb = if ctx.needs(1) {
+            let a = ctx.saved(0)?;
+            let q = div(&div(a, b)?, b)?;
+            Some(neg(&mul(&g, &conj(&q)?)?)?)
+        } else {
+            None
+        };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Div, &[a.clone(), b.clone()])
+}
+
+pub struct Pow;
+impl Op for Pow {
+    fn name(&self) -> &'static str {
+        "PowBackward1"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        let dtype = tensor_dtype(Arithmetic::Pow, a, b);
+        if dtype.category() == Category::Integral {
+            let negative = crate::with_dtype!(b.dtype(), T => crate::kernels::contiguous_data::<T>(b).iter().any(|v| v.to_f64() < 0.0));
+            if negative {
+                return Err(Error::runtime("Integers to negative integer powers are not allowed."));
+            }
+        }
+        one(arith_tensor(Arithmetic::Pow, a, b, dtype)?)
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0)), Some(SaveRef::Input(1)), needs[1].then_some(SaveRef::Output(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let (x, e) = (ctx.saved(0)?, ctx.saved(1)?);
+        let gx = if ctx.needs(0) {
+            let d = mul(e, &pow(x, &sub_scalar(e, Scalar::Int(1))?)?)?;
+            // 0 ** 0 has derivative 0 in torch, not e * 0 ** -1.
+            let d = where_(&eq_scalar(e, Scalar::Int(0))?, &crate::ops::creation::zeros_like(&d)?, &d)?;
+            Some(mul(&g, &conj(&d)?)?)
+        } else {
+            None
+        };
+        let ge = if ctx.needs(1) {
+            let r = ctx.saved(2)?;
+            let d = mul(r, &log(x)?)?;
+            // x == 0 with e >= 0: the limit is 0 (torch masks the NaN/inf from log(0)).
+            let mask = mul(&eq_scalar(x, Scalar::Int(0))?, &ge_scalar(&real_part(e)?, Scalar::Int(0))?)?;
+            let d = where_(&mask, &crate::ops::creation::zeros_like(&d)?, &d)?;
+            Some(mul(&g, &conj(&d)?)?)
+        } else {
+            None
+        };
+        Ok(smallvec![gx, ge])
+    }
+}
+pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Pow, &[a.clone(), b.clone()])
+}
+
+fn real_part(t: &Tensor) -> Result<Tensor> {
+    crate::ops::unary::real(t)
+}
+
+// ---------------------------------------------------------------- comparisons
+
+#[derive(Clone, Copy, Debug)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    #[inline(always)]
+    fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Cmp::Eq => "eq",
+            Cmp::Ne => "ne",
+            Cmp::Lt => "lt",
+            Cmp::Le => "le",
+            Cmp::Gt => "gt",
+            Cmp::Ge => "ge",
+        }
+    }
+}
+
+/// Comparison results are bool tensors and never carry history.
+pub fn compare(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
+    let dtype = result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]);
+    match dtype {
+        DType::C64 => complex_eq::<num_complex::Complex32>(a, b, cmp),
+        DType::C128 => complex_eq::<num_complex::Complex64>(a, b, cmp),
+        d => crate::with_real!(d, cmp.name(), T => zip::<T, bool>(a, b, move |x, y| cmp.eval(x, y))),
+    }
+}
+
+/// Complex numbers only support == and !=.
+fn complex_eq<T: Element>(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
+    let want_equal = match cmp {
+        Cmp::Eq => true,
+        Cmp::Ne => false,
+        _ => return Err(crate::dtype::unsupported(cmp.name(), T::DTYPE)),
+    };
+    zip::<T, bool>(a, b, move |x, y| (x == y) == want_equal)
+}
+
+pub fn compare_scalar(a: &Tensor, s: Scalar, cmp: Cmp) -> Result<Tensor> {
+    let dtype = promote_with_scalar(a.dtype(), s);
+    let other = Tensor::scalar(s, dtype);
+    compare(a, &other, cmp)
+}
+
+pub fn eq_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    compare_scalar(a, s, Cmp::Eq)
+}
+pub fn gt_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    compare_scalar(a, s, Cmp::Gt)
+}
+pub fn ge_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    compare_scalar(a, s, Cmp::Ge)
+}
+pub fn le_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    compare_scalar(a, s, Cmp::Le)
+}
+
+// ---------------------------------------------------------------- where
+
+pub struct Where;
+impl Op for Where {
+    fn name(&self) -> &'static str {
+        "WhereBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (c, a, b) = (&inputs[0], &inputs[1], &inputs[2]);
+        if c.dtype() != DType::Bool && c.dtype() != DType::U8 {
+            return Err(Error::runtime(format!(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                c.dtype().scalar_type_name()
+            )));
+        }
+        let dtype = result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]);
+        one(crate::with_dtype!(dtype, T => select::<T>(c, a, b)?))
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let c = ctx.saved(0)?;
+        let zero = crate::ops::creation::zeros_like(&g)?;
+        let ga = if ctx.needs(1) { Some(where_(c, &g, &zero)?) } else { None };
+        let gb = if ctx.needs(2) { Some(where_(c, &zero, &g)?) } else { None };
+        Ok(smallvec![None, ga, gb])
+    }
+}
+pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Where, &[cond.clone(), a.clone(), b.clone()])
+}

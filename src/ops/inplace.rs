@@ -1,0 +1,188 @@
+//! In-place ops. Each computes its new value with the out-of-place op's forward, writes
+//! it into the destination, bumps the version counter and rebases the destination's
+//! history (CopySlices for views: see Note: views and in-place in autograd/view.rs).
+
+use smallvec::SmallVec;
+
+use crate::autograd::grad_mode;
+use crate::autograd::view::rebase_history_on_view;
+use crate::dtype::{Category, DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::copy::write_into;
+use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarArith, Sub};
+use crate::ops::unary::{Clamp, Relu};
+use crate::ops::{build_node, recording, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::tensor::{CreationMeta, Tensor};
+
+/// torch's checks before any in-place write (spec §6.2, §6.3, §7.3).
+fn check_inplace(t: &Tensor) -> Result<()> {
+    let in_inference = grad_mode::is_inference_mode();
+    if t.is_inference() && !in_inference {
+        return Err(Error::runtime("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."));
+    }
+    if let Some(info) = t.view_info() {
+        if info.creation == CreationMeta::InferenceMode && !in_inference {
+            return Err(Error::runtime("A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the inference mode block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."));
+        }
+    }
+    if !recording() {
+        return Ok(());
+    }
+    if let Some(info) = t.view_info() {
+        let requires = t.requires_grad();
+        match info.creation {
+            CreationMeta::MultipleOutputs(name, nr) if requires => {
+                return Err(Error::runtime(format!(
+                    "Output {nr} of {name}Backward0 is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+                ).replacen(&format!("of {name}Backward0"), &format!("of {name}"), 1)));
+            }
+            CreationMeta::NoGradMode if requires => {
+                return Err(Error::runtime("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."));
+            }
+            _ => {}
+        }
+        if info.base.requires_grad() && info.base.is_leaf() {
+            return Err(Error::runtime(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+        return Ok(());
+    }
+    if t.requires_grad() && t.is_leaf() {
+        return Err(Error::runtime("a leaf Variable that requires grad is being used in an in-place operation."));
+    }
+    Ok(())
+}
+
+/// torch refuses in-place results that would need a lossy category change.
+fn check_cast(result: DType, dst: DType) -> Result<()> {
+    let ok = match (result.category(), dst.category()) {
+        (r, d) if r <= d => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            result.scalar_type_name(),
+            dst.scalar_type_name()
+        )));
+    }
+    Ok(())
+}
+
+/// Apply `op` in place on `inputs[0]`.
+pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
+    let dst = &inputs[0];
+    check_inplace(dst)?;
+    let mut result = op.forward(inputs)?;
+    let value = result.swap_remove(0);
+    check_cast(value.dtype(), dst.dtype())?;
+    if value.shape() != dst.shape() {
+        let b = crate::shape::broadcast_shapes(value.shape(), dst.shape())?;
+        if b.as_slice() != dst.shape() {
+            return Err(Error::runtime(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                crate::shape::fmt_dims(dst.shape()),
+                crate::shape::fmt_dims(&b)
+            )));
+        }
+    }
+    let needs: SmallVec<[bool; 4]> = inputs.iter().map(|t| recording() && t.requires_grad()).collect();
+    let record = needs.contains(&true);
+    // A rule that reads input 0 must see its value from before the write.
+    let saves_self = record && op.save(&needs).iter().any(|s| matches!(s, Some(SaveRef::Input(0))));
+    let old_self = if saves_self { Some(crate::ops::unary::clone(dst)?) } else { None };
+
+    write_into(dst, &value)?;
+    dst.bump_version();
+
+    if record {
+        let node = build_node(Box::new(op), inputs, std::slice::from_ref(dst), &needs, old_self.as_ref())?;
+        match dst.view_base() {
+            Some(base) => rebase_history_on_view(&base, dst, node),
+            None => dst.set_grad_fn(node, 0),
+        }
+    }
+    Ok(())
+}
+
+pub fn add_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    apply_inplace(Add { alpha }, &[t.clone(), other.clone()])
+}
+pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    apply_inplace(Sub { alpha }, &[t.clone(), other.clone()])
+}
+pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
+    apply_inplace(Mul, &[t.clone(), other.clone()])
+}
+pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
+    apply_inplace(Div, &[t.clone(), other.clone()])
+}
+pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
+    apply_inplace(ScalarArith { kind, scalar: s, reversed: false }, &[t.clone()])
+}
+pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
+    apply_inplace(Clamp { min, max }, &[t.clone()])
+}
+pub fn relu_(t: &Tensor) -> Result<()> {
+    apply_inplace(Relu, &[t.clone()])
+}
+
+/// `copy_(src)`: the gradient goes to `src` (broadcast-summed and cast by the engine).
+pub struct Copy;
+impl Op for Copy {
+    fn name(&self) -> &'static str {
+        "CopyBackwards"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (dst, src) = (&inputs[0], &inputs[1]);
+        let expanded = crate::ops::view::expand(&src.alias_detached(), dst.shape())?;
+        Ok(smallvec::smallvec![crate::kernels::cast_tensor(&expanded, dst.dtype())])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let gs = if ctx.needs(0) { Some(crate::ops::creation::zeros_like(&g)?) } else { None };
+        Ok(smallvec::smallvec![gs, ctx.needs(1).then_some(g)])
+    }
+}
+pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
+    if src.dtype().is_complex() && !t.dtype().is_complex() {
+        crate::autograd::warnings::warn(
+            crate::autograd::warnings::WarningKind::User,
+            "Casting complex values to real discards the imaginary part",
+        );
+    }
+    apply_inplace(Copy, &[t.clone(), src.clone()])
+}
+
+/// `fill_(value)` / `zero_()`: the old value's gradient is zero.
+pub struct Fill {
+    pub value: Scalar,
+    pub zero: bool,
+}
+impl Op for Fill {
+    fn name(&self) -> &'static str {
+        if self.zero { "ZeroBackward0" } else { "FillBackward0" }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let t = &inputs[0];
+        if t.dtype().category() < Category::Complex {
+            if let Scalar::Complex(_) = self.value {
+                return Err(Error::runtime(format!(
+                    "value cannot be converted to type {} without overflow",
+                    t.dtype().name()
+                )));
+            }
+        }
+        Ok(smallvec::smallvec![Tensor::full(t.shape(), self.value, t.dtype())?])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec::smallvec![Some(crate::ops::creation::zeros_like(&ctx.grad(0)?)?)])
+    }
+}
+pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
+    apply_inplace(Fill { value, zero: false }, &[t.clone()])
+}
+pub fn zero_(t: &Tensor) -> Result<()> {
+    apply_inplace(Fill { value: Scalar::Int(0), zero: true }, &[t.clone()])
+}

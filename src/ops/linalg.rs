@@ -1,0 +1,351 @@
+//! Matrix products (dot, mv, mm, bmm and torch's matmul dispatch) and the gather /
+//! scatter pair used by index-selecting reductions.
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::error::{Error, Result};
+use crate::kernels::matmul::{batched, MatRef};
+use crate::kernels::tensor_from;
+use crate::ops::binary::mul;
+use crate::ops::unary::conj;
+use crate::ops::view::{expand, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::shape::{broadcast_shapes, Dims};
+use crate::tensor::Tensor;
+
+fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            a.dtype().cpp_name(),
+            b.dtype().cpp_name()
+        )));
+    }
+    Ok(())
+}
+
+fn mat(t: &Tensor, batch_offsets: &[usize], row_dim: Option<usize>, col_dim: Option<usize>) -> Vec<MatRef> {
+    let rs = row_dim.map_or(1, |d| t.strides()[d]);
+    let cs = col_dim.map_or(1, |d| t.strides()[d]);
+    batch_offsets.iter().map(|&o| MatRef { offset: o, rs, cs }).collect()
+}
+
+/// Storage offsets of each matrix of a (broadcast) batch of matrices.
+fn batch_offsets(t: &Tensor, batch: usize) -> Vec<usize> {
+    if t.dim() < 3 {
+        return vec![t.offset(); batch];
+    }
+    (0..batch).map(|b| t.offset() + b * t.strides()[0]).collect()
+}
+
+/// out = a @ b for a: (batch?, m, k), b: (batch?, k, n); either may be a vector
+/// (`m`/`n` dims absent). Shapes must already be checked.
+fn product(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Result<Tensor> {
+    check_same_dtype(a, b)?;
+    let batch = if a.dim() == 3 { a.shape()[0] } else { 1 };
+    let (m, k, a_row, a_col) = match a.dim() {
+        1 => (1, a.shape()[0], None, Some(0)),
+        2 => (a.shape()[0], a.shape()[1], Some(0), Some(1)),
+        _ => (a.shape()[1], a.shape()[2], Some(1), Some(2)),
+    };
+    let (n, b_row, b_col) = match b.dim() {
+        1 => (1, Some(0), None),
+        2 => (b.shape()[1], Some(0), Some(1)),
+        _ => (b.shape()[2], Some(1), Some(2)),
+    };
+    let am = mat(a, &batch_offsets(a, batch), a_row, a_col);
+    let bm = mat(b, &batch_offsets(b, batch), b_row, b_col);
+    let out = crate::with_arith!(a.dtype(), "addmm_impl_cpu_", T => tensor_from(batched::<T>(a, b, &am, &bm, m, k, n)?, out_shape));
+    Ok(out)
+}
+
+fn shape_error(a: &Tensor, b: &Tensor) -> Error {
+    let fmt = |t: &Tensor| t.shape().iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    Error::runtime(format!(
+        "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+        fmt(a),
+        fmt(b)
+    ))
+}
+
+/// The conjugate transpose of the last two dims.
+fn mh(t: &Tensor) -> Result<Tensor> {
+    conj(&transpose(t, -2, -1)?)
+}
+
+pub struct Mm;
+impl Op for Mm {
+    fn name(&self) -> &'static str {
+        "MmBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        if a.dim() != 2 {
+            return Err(Error::runtime("self must be a matrix"));
+        }
+        if b.dim() != 2 {
+            return Err(Error::runtime("mat2 must be a matrix"));
+        }
+        if a.shape()[1] != b.shape()[0] {
+            return Err(shape_error(a, b));
+        }
+        Ok(smallvec![product(a, b, &[a.shape()[0], b.shape()[1]])?])
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let ga = if ctx.needs(0) { Some(mm(&g, &mh(ctx.saved(1)?)?)?) } else { None };
+        let gb = if ctx.needs(1) { Some(mm(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Mm, &[a.clone(), b.clone()])
+}
+
+pub struct Bmm;
+impl Op for Bmm {
+    fn name(&self) -> &'static str {
+        "BmmBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        if a.dim() != 3 {
+            return Err(Error::runtime("batch1 must be a 3D tensor"));
+        }
+        if b.dim() != 3 {
+            return Err(Error::runtime("batch2 must be a 3D tensor"));
+        }
+        if a.shape()[0] != b.shape()[0] || a.shape()[2] != b.shape()[1] {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a.shape()[0],
+                a.shape()[2],
+                b.shape()[0],
+                b.shape()[1]
+            )));
+        }
+        Ok(smallvec![product(a, b, &[a.shape()[0], a.shape()[1], b.shape()[2]])?])
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let ga = if ctx.needs(0) { Some(bmm(&g, &mh(ctx.saved(1)?)?)?) } else { None };
+        let gb = if ctx.needs(1) { Some(bmm(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Bmm, &[a.clone(), b.clone()])
+}
+
+pub struct Mv;
+impl Op for Mv {
+    fn name(&self) -> &'static str {
+        "MvBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        if a.dim() != 2 || b.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "vector + matrix @ vector expected, got {}, {}, {}",
+                1,
+                a.dim(),
+                b.dim()
+            )));
+        }
+        if a.shape()[1] != b.shape()[0] {
+            return Err(Error::runtime(format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                a.shape()[0],
+                a.shape()[0],
+                a.shape()[1],
+                b.shape()[0]
+            )));
+        }
+        Ok(smallvec![product(a, b, &[a.shape()[0]])?])
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let ga = if ctx.needs(0) {
+            Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(&conj(ctx.saved(1)?)?, 0)?)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) { Some(mv(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn mv(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Mv, &[a.clone(), b.clone()])
+}
+
+pub struct Dot;
+impl Op for Dot {
+    fn name(&self) -> &'static str {
+        "DotBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (a, b) = (&inputs[0], &inputs[1]);
+        if a.dim() != 1 || b.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                a.dim(),
+                b.dim()
+            )));
+        }
+        if a.shape()[0] != b.shape()[0] {
+            return Err(Error::runtime(format!(
+                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+                a.shape()[0], b.shape()[0], a.shape()[0], b.shape()[0]
+            )));
+        }
+        Ok(smallvec![product(a, b, &[])?])
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let ga = if ctx.needs(0) { Some(mul(&g, &conj(ctx.saved(1)?)?)?) } else { None };
+        let gb = if ctx.needs(1) { Some(mul(&g, &conj(ctx.saved(0)?)?)?) } else { None };
+        Ok(smallvec![ga, gb])
+    }
+}
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    apply1(Dot, &[a.clone(), b.clone()])
+}
+
+/// A reshape whose result is not tracked as a view (torch's `_unsafe_view`).
+fn unsafe_view(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if x.layout().view(shape).is_none() || !x.is_contiguous() {
+        return reshape(x, shape);
+    }
+    apply1(ViewOp { name: "UnsafeViewBackward0", kind: ViewKind::View(shape.into()), tracked_view: false }, &[x.clone()])
+}
+
+/// torch.matmul: picks dot / mv / mm / bmm by operand ranks, broadcasting batch dims.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (da, db) = (a.dim(), b.dim());
+    if da == 0 || db == 0 {
+        return Err(Error::runtime(format!(
+            "both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )));
+    }
+    match (da, db) {
+        (1, 1) => dot(a, b),
+        (2, 1) => mv(a, b),
+        (1, 2) => squeeze(&mm(&unsqueeze(a, 0)?, b)?, Some(&[0])),
+        (2, 2) => mm(a, b),
+        (_, 1) | (_, 2) if da >= 3 => {
+            // Fold the batch into the rows of one mm.
+            let k = a.shape()[da - 1];
+            if b.shape()[0] != k {
+                return Err(shape_error(&reshape(a, &[a.numel() / k.max(1), k]).unwrap_or(a.clone()), b));
+            }
+            let rows: usize = a.shape()[..da - 1].iter().product();
+            let a2 = reshape(a, &[rows, k])?;
+            let b2 = if db == 1 { unsqueeze(b, 1)? } else { b.clone() };
+            let out = mm(&a2, &b2)?;
+            let mut shape: Dims = a.shape()[..da - 1].into();
+            if db == 2 {
+                shape.push(b.shape()[1]);
+            }
+            unsafe_view(&out, &shape)
+        }
+        _ => {
+            // General batched case: broadcast batch dims, then one bmm.
+            let a2 = if da == 1 { unsqueeze(a, 0)? } else { a.clone() };
+            let b2 = if db == 1 { unsqueeze(b, 1)? } else { b.clone() };
+            let (n_a, n_b) = (a2.dim(), b2.dim());
+            let (m, k) = (a2.shape()[n_a - 2], a2.shape()[n_a - 1]);
+            let (k2, n) = (b2.shape()[n_b - 2], b2.shape()[n_b - 1]);
+            if k != k2 {
+                return Err(Error::runtime(format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                    a2.shape()[..n_a - 2].iter().product::<usize>(), k,
+                    b2.shape()[..n_b - 2].iter().product::<usize>(), k2
+                )));
+            }
+            let batch = broadcast_shapes(&a2.shape()[..n_a - 2], &b2.shape()[..n_b - 2])?;
+            let nb: usize = batch.iter().product();
+            let mut ashape = batch.clone();
+            ashape.extend([m, k]);
+            let mut bshape = batch.clone();
+            bshape.extend([k, n]);
+            let a3 = reshape(&expand(&a2, &ashape)?, &[nb, m, k])?;
+            let b3 = reshape(&expand(&b2, &bshape)?, &[nb, k, n])?;
+            let out = bmm(&a3, &b3)?;
+            let mut shape = batch;
+            if da > 1 {
+                shape.push(m);
+            }
+            if db > 1 {
+                shape.push(n);
+            }
+            unsafe_view(&out, &shape)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- gather / scatter
+
+/// zeros(shape) with `src` scattered along `dim` at `index` (torch's
+/// value_selecting_reduction_backward); its adjoint is `gather`.
+pub struct ScatterIntoZeros {
+    pub dim: usize,
+    pub shape: Dims,
+}
+impl Op for ScatterIntoZeros {
+    fn name(&self) -> &'static str {
+        "ScatterBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (src, idx) = (&inputs[0], &inputs[1]);
+        let zeros = Tensor::zeros(&self.shape, src.dtype())?;
+        let out = crate::with_arith!(src.dtype(), "scatter", T =>
+            tensor_from(crate::kernels::index::scatter_add::<T>(&zeros, self.dim, idx, src)?, &self.shape));
+        Ok(smallvec![out])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(gather(&ctx.grad(0)?, self.dim, ctx.saved(0)?)?), None])
+    }
+}
+pub fn scatter_into_zeros(src: &Tensor, dim: usize, index: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    apply1(ScatterIntoZeros { dim, shape: shape.into() }, &[src.clone(), index.clone()])
+}
+
+pub struct Gather {
+    pub dim: usize,
+}
+impl Op for Gather {
+    fn name(&self) -> &'static str {
+        "GatherBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (src, idx) = (&inputs[0], &inputs[1]);
+        let out = crate::with_dtype!(src.dtype(), T =>
+            tensor_from(crate::kernels::index::gather::<T>(src, self.dim, idx)?, idx.shape()));
+        Ok(smallvec![out])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let shape = ctx.inputs[0].shape.clone();
+        Ok(smallvec![Some(scatter_into_zeros(&ctx.grad(0)?, self.dim, ctx.saved(0)?, &shape)?), None])
+    }
+}
+pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
+    apply1(Gather { dim }, &[src.clone(), index.clone()])
+}

@@ -1,0 +1,182 @@
+//! The `Op` trait and the dispatcher that runs an op's forward and records its node.
+//!
+//! # What a rule receives (cf. torch's derivatives.yaml header)
+//! `Op::vjp` gets a [`VjpCtx`]:
+//! - `grads[j]`: the gradient of forward output `j`, or `None` when nothing flowed into
+//!   it (`ctx.grad(j)` materializes zeros for rules that need a tensor);
+//! - `needs[i]`: whether forward input `i` needs a gradient; a rule may return `None`
+//!   for inputs that do not (it must not return garbage for those that do);
+//! - `saved[k]`: the tensors the op asked to save (`Op::save`), in the positions it
+//!   declared, already unpacked and version-checked;
+//! - `inputs` / `outputs`: shape and dtype of every forward input / output.
+//!
+//! A rule returns one entry per forward input. It does NOT have to sum broadcast
+//! gradients back to the input's shape or cast them to the input's dtype: the engine
+//! does both, in one place. Rules are written with differentiable ops (never detach), so
+//! running them with grad mode on (`create_graph=True`) records higher-order graphs.
+
+pub mod binary;
+pub mod creation;
+pub mod inplace;
+pub mod linalg;
+pub mod reduce;
+pub mod unary;
+pub mod view;
+
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::autograd::grad_mode;
+use crate::autograd::node::{Node, NodeKind, TensorMeta};
+use crate::autograd::saved::SavedTensor;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+pub type Outputs = SmallVec<[Tensor; 1]>;
+pub type Grads = SmallVec<[Option<Tensor>; 2]>;
+
+/// Which value an op saves for backward.
+#[derive(Clone, Copy, Debug)]
+pub enum SaveRef {
+    Input(usize),
+    Output(usize),
+}
+
+pub struct VjpCtx<'a> {
+    pub grads: &'a [Option<Tensor>],
+    pub saved: &'a [Option<Tensor>],
+    pub needs: &'a [bool],
+    pub inputs: &'a [TensorMeta],
+    pub outputs: &'a [TensorMeta],
+}
+
+impl VjpCtx<'_> {
+    /// Gradient of output `j`, zeros when undefined.
+    pub fn grad(&self, j: usize) -> Result<Tensor> {
+        match &self.grads[j] {
+            Some(g) => Ok(g.clone()),
+            None => Tensor::zeros(&self.outputs[j].shape, self.outputs[j].dtype),
+        }
+    }
+    pub fn saved(&self, k: usize) -> Result<&Tensor> {
+        self.saved
+            .get(k)
+            .and_then(|s| s.as_ref())
+            .ok_or_else(|| Error::runtime(format!("internal error: saved value {k} missing")))
+    }
+    pub fn needs(&self, i: usize) -> bool {
+        self.needs[i]
+    }
+}
+
+pub trait Op: Send + Sync + 'static {
+    /// The backward node's name, exactly torch's (`MulBackward0`).
+    fn name(&self) -> &'static str;
+    /// Compute the outputs from the inputs with kernels only (no autograd).
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs>;
+    /// What to save, given which inputs need a gradient (positions are the rule's own).
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        SmallVec::new()
+    }
+    /// Reverse-mode rule; see the module docs for its contract.
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads>;
+    /// Forward-mode rule (forward-AD issue).
+    fn jvp(&self, _primals: &[Tensor], _tangents: &[Option<Tensor>]) -> Result<Outputs> {
+        let short = self.name().trim_end_matches(char::is_numeric).trim_end_matches("Backward");
+        Err(Error::not_implemented(format!(
+            "Trying to use forward AD with {} that does not support it because it has not been implemented yet.",
+            short.to_lowercase()
+        )))
+    }
+    /// Batching rule (vmap issue): values with their batch dims.
+    fn vmap(&self, _inputs: &[(Tensor, Option<usize>)]) -> Result<SmallVec<[(Tensor, Option<usize>); 1]>> {
+        Err(Error::not_implemented(format!("Batching rule not implemented for {}", self.name())))
+    }
+}
+
+/// Run `op` and, when grad mode is on and an input requires grad, record its node.
+pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
+    let outputs = op.forward(inputs)?;
+    if !recording() {
+        return Ok(outputs);
+    }
+    let needs: SmallVec<[bool; 4]> = inputs.iter().map(|t| t.requires_grad()).collect();
+    if needs.contains(&true) {
+        let node = build_node(Box::new(op), inputs, &outputs, &needs, None)?;
+        for (j, out) in outputs.iter().enumerate() {
+            if out.dtype().is_differentiable() {
+                out.set_grad_fn(node.clone(), j);
+            }
+        }
+    }
+    Ok(outputs)
+}
+
+/// `apply` for single-output ops.
+pub fn apply1<O: Op>(op: O, inputs: &[Tensor]) -> Result<Tensor> {
+    let mut out = apply(op, inputs)?;
+    Ok(out.swap_remove(0))
+}
+
+pub fn recording() -> bool {
+    grad_mode::is_grad_enabled() && !grad_mode::is_inference_mode()
+}
+
+/// Build a node for `op` whose forward read `inputs` and produced `outputs`.
+/// `replaced_self`, for in-place ops, is a copy of input 0's value before the write,
+/// saved in place of input 0 itself.
+pub(crate) fn build_node(
+    op: Box<dyn Op>,
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+    needs: &[bool],
+    replaced_self: Option<&Tensor>,
+) -> Result<Arc<Node>> {
+    let mut saved = SmallVec::new();
+    for s in op.save(needs) {
+        saved.push(match s {
+            None => None,
+            Some(SaveRef::Input(0)) if replaced_self.is_some() => {
+                Some(SavedTensor::input(replaced_self.expect("checked"))?)
+            }
+            Some(SaveRef::Input(i)) => Some(SavedTensor::input(&inputs[i])?),
+            Some(SaveRef::Output(j)) => Some(SavedTensor::output(&outputs[j], j)?),
+        });
+    }
+    let next_edges = inputs
+        .iter()
+        .zip(needs)
+        .map(|(t, &n)| if n { t.gradient_edge() } else { None })
+        .collect();
+    let input_meta = inputs.iter().map(TensorMeta::of).collect();
+    let output_meta = outputs.iter().map(TensorMeta::of).collect();
+    Ok(Node::new(NodeKind::Op(op), next_edges, input_meta, output_meta, saved))
+}
+
+/// Run an op's rule for `node` (unpacking its saved tensors).
+pub fn run_vjp(node: &Arc<Node>, op: &dyn Op, grads: &[Option<Tensor>]) -> Result<Grads> {
+    let saved: SmallVec<[Option<Tensor>; 2]> = {
+        let slots = node.saved_slots();
+        let mut v = SmallVec::new();
+        for s in slots.slots.iter() {
+            v.push(match s {
+                Some(st) => Some(st.unpack(node)?),
+                None => None,
+            });
+        }
+        if slots.released && slots.slots.iter().any(|s| s.is_some()) {
+            return Err(Error::runtime(crate::autograd::saved::ERR_FREED));
+        }
+        v
+    };
+    let needs: SmallVec<[bool; 4]> = node.next_edges.iter().map(|e| e.is_some()).collect();
+    let ctx = VjpCtx {
+        grads,
+        saved: &saved,
+        needs: &needs,
+        inputs: &node.input_meta,
+        outputs: &node.output_meta,
+    };
+    op.vjp(&ctx)
+}

@@ -1,0 +1,276 @@
+//! Reductions: sum, mean, max/min (whole tensor, and along a dim with indices).
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::dtype::{Category, DType, Element, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::reduce::{reduce_rows, reduced_shape, sum_leading, sum_slice};
+use crate::kernels::tensor_from;
+use crate::ops::binary::{div, div_scalar, mul};
+use crate::ops::view::{expand, reshape, unsqueeze};
+use crate::ops::{apply, apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::shape::{reduction_dims, Dims};
+use crate::tensor::Tensor;
+
+/// Dims to reduce: all when `dims` is None or empty (torch treats `dim=[]` as all).
+fn resolve_dims(x: &Tensor, dims: Option<&[i64]>) -> Result<Dims> {
+    match dims {
+        Some(d) if !d.is_empty() => reduction_dims(d, x.dim()),
+        _ => Ok((0..x.dim()).collect()),
+    }
+}
+
+fn keepdim_shape(shape: &[usize], dims: &[usize]) -> Dims {
+    shape.iter().enumerate().map(|(i, &s)| if dims.contains(&i) { 1 } else { s }).collect()
+}
+
+/// Integer/bool sums accumulate in int64 (torch's default), floats in their own type.
+fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
+    requested.unwrap_or(if x.category() <= Category::Integral { DType::I64 } else { x })
+}
+
+fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
+    let out_shape = reduced_shape(x.shape(), dims);
+    if dtype == DType::Bool {
+        let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
+        return Ok(tensor_from(v, &out_shape));
+    }
+    let leading = x.is_contiguous() && x.dtype() == dtype && !dims.is_empty() && dims.iter().enumerate().all(|(i, &d)| i == d);
+    crate::with_arith!(dtype, "sum", T => {
+        if leading && out_shape.iter().product::<usize>() > 1 {
+            let data = crate::kernels::contiguous_data::<T>(x);
+            let inner: usize = out_shape.iter().product();
+            let outer = x.numel() / inner.max(1);
+            return Ok(tensor_from(sum_leading(&data, outer, inner), &out_shape));
+        }
+        Ok(tensor_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
+    })
+}
+
+/// sum / mean. `full` distinguishes torch's overloads (SumBackward0 vs SumBackward1).
+pub struct Sum {
+    pub dims: Dims,
+    pub keepdim: bool,
+    pub dtype: Option<DType>,
+    pub full: bool,
+    pub mean: bool,
+}
+impl Op for Sum {
+    fn name(&self) -> &'static str {
+        match (self.mean, self.full) {
+            (false, true) => "SumBackward0",
+            (false, false) => "SumBackward1",
+            (true, true) => "MeanBackward0",
+            (true, false) => "MeanBackward1",
+        }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        let dtype = if self.mean {
+            let d = self.dtype.unwrap_or(x.dtype());
+            if d.category() <= Category::Integral {
+                return Err(Error::runtime(format!(
+                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                    d.scalar_type_name()
+                )));
+            }
+            d
+        } else {
+            sum_dtype(x.dtype(), self.dtype)
+        };
+        let mut out = sum_kernel(x, &self.dims, dtype)?;
+        if self.mean {
+            let count: usize = self.dims.iter().map(|&d| x.shape()[d]).product();
+            let _g = crate::autograd::grad_mode::NoGradGuard::new();
+            out = div_scalar(&out, Scalar::Int(count as i64))?;
+        }
+        if self.keepdim {
+            out = out.fresh_with_shape(&keepdim_shape(x.shape(), &self.dims));
+        }
+        Ok(smallvec![out])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let shape = &ctx.inputs[0].shape;
+        let mut g = ctx.grad(0)?;
+        if !self.keepdim {
+            g = reshape(&g, &keepdim_shape(shape, &self.dims))?;
+        }
+        let mut g = expand(&g, shape)?;
+        if self.mean {
+            let count: usize = self.dims.iter().map(|&d| shape[d]).product();
+            g = div_scalar(&g, Scalar::Int(count as i64))?;
+        }
+        Ok(smallvec![Some(g)])
+    }
+}
+
+pub fn sum(x: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let full = dims.is_none();
+    let dims = resolve_dims(x, dims)?;
+    apply1(Sum { dims, keepdim, dtype, full, mean: false }, &[x.clone()])
+}
+
+pub fn mean(x: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let full = dims.is_none();
+    let dims = resolve_dims(x, dims)?;
+    apply1(Sum { dims, keepdim, dtype, full, mean: true }, &[x.clone()])
+}
+
+/// Sum `g` down to `shape` (the engine's broadcast reduction; also expand's rule).
+pub fn sum_to_size(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let lead = g.dim() - shape.len();
+    let mut dims: SmallVec<[i64; 6]> = (0..lead as i64).collect();
+    for (i, &s) in shape.iter().enumerate() {
+        if s == 1 && g.shape()[lead + i] != 1 {
+            dims.push((lead + i) as i64);
+        }
+    }
+    let mut out = if dims.is_empty() { g.clone() } else { sum(g, Some(&dims), false, None)? };
+    if out.shape() != shape {
+        out = reshape(&out, shape)?;
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- max / min
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Extreme {
+    Max,
+    Min,
+}
+
+impl Extreme {
+    fn better<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Extreme::Max => a > b,
+            Extreme::Min => a < b,
+        }
+    }
+}
+
+/// Index of the max/min of a row; NaN wins (torch propagates NaN).
+fn arg_extreme<T: crate::kernels::traits::Real>(row: &[T], which: Extreme) -> usize {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v.is_nan_r() {
+            return i;
+        }
+        if which.better(v, row[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+/// max()/min() over all elements (MaxBackward1 / MinBackward1): the gradient is shared
+/// evenly among tied maxima.
+pub struct ExtremeAll {
+    pub which: Extreme,
+}
+impl Op for ExtremeAll {
+    fn name(&self) -> &'static str {
+        match self.which {
+            Extreme::Max => "MaxBackward1",
+            Extreme::Min => "MinBackward1",
+        }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        if x.numel() == 0 {
+            return Err(Error::runtime(format!(
+                "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+                if self.which == Extreme::Max { "max" } else { "min" }
+            )));
+        }
+        let dims: Dims = (0..x.dim()).collect();
+        let which = self.which;
+        let out = crate::with_real!(x.dtype(), "max_all", T => {
+            let v = reduce_rows::<T, T>(x, &dims, |r| r[arg_extreme(r, which)]);
+            tensor_from(v, &[])
+        });
+        Ok(smallvec![out])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0)), Some(SaveRef::Output(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let (x, r) = (ctx.saved(0)?, ctx.saved(1)?);
+        let mask = crate::ops::binary::compare(x, r, crate::ops::binary::Cmp::Eq)?;
+        let count = sum(&mask, None, false, None)?;
+        let g = div(&ctx.grad(0)?, &count)?;
+        Ok(smallvec![Some(mul(&mask, &g)?)])
+    }
+}
+
+/// max(dim)/min(dim) returning (values, indices) (MaxBackward0 / MinBackward0).
+pub struct ExtremeDim {
+    pub which: Extreme,
+    pub dim: usize,
+    pub keepdim: bool,
+}
+impl Op for ExtremeDim {
+    fn name(&self) -> &'static str {
+        match self.which {
+            Extreme::Max => "MaxBackward0",
+            Extreme::Min => "MinBackward0",
+        }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        let dims = [self.dim];
+        if x.dim() > 0 && x.shape()[self.dim] == 0 {
+            return Err(Error::index(format!(
+                "{}(): Expected reduction dim {} to have non-zero size.",
+                if self.which == Extreme::Max { "max" } else { "min" },
+                self.dim
+            )));
+        }
+        let dims: &[usize] = if x.dim() == 0 { &[] } else { &dims };
+        let shape = if self.keepdim { keepdim_shape(x.shape(), dims) } else { reduced_shape(x.shape(), dims) };
+        let which = self.which;
+        let (values, indices) = crate::with_real!(x.dtype(), "max", T => {
+            let pairs = reduce_rows::<T, (T, i64)>(x, dims, |r| {
+                if r.is_empty() { return (T::zero(), 0); }
+                let i = arg_extreme(r, which);
+                (r[i], i as i64)
+            });
+            let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
+            (tensor_from(v, &shape), tensor_from(i, &shape))
+        });
+        Ok(smallvec![values, indices])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Output(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let shape = &ctx.inputs[0].shape;
+        let idx = ctx.saved(0)?;
+        let mut g = ctx.grad(0)?;
+        if shape.is_empty() {
+            return Ok(smallvec![Some(g)]);
+        }
+        let mut idx = idx.clone();
+        if !self.keepdim {
+            g = unsqueeze(&g, self.dim as i64)?;
+            idx = unsqueeze(&idx, self.dim as i64)?;
+        }
+        Ok(smallvec![Some(crate::ops::linalg::scatter_into_zeros(&g, self.dim, &idx, shape)?)])
+    }
+}
+
+pub fn extreme_all(x: &Tensor, which: Extreme) -> Result<Tensor> {
+    apply1(ExtremeAll { which }, &[x.clone()])
+}
+
+pub fn extreme_dim(x: &Tensor, which: Extreme, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let d = crate::shape::wrap_dim(dim, x.dim())?;
+    let mut out = apply(ExtremeDim { which, dim: d, keepdim }, &[x.clone()])?;
+    let idx = out.pop().expect("two outputs");
+    let val = out.pop().expect("two outputs");
+    Ok((val, idx))
+}
+

@@ -1,0 +1,329 @@
+//! Elementwise unary ops. Complex gradients follow torch's conjugate-Wirtinger
+//! convention: for holomorphic f, grad_in = grad * conj(f'(z)).
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::dtype::{default_float_dtype, DType, Element};
+use crate::error::Result;
+use crate::kernels::elementwise::map;
+use crate::kernels::traits::{Float, Real};
+use crate::ops::binary::{div, mul, mul_scalar, sub_scalar_rev};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::tensor::Tensor;
+use crate::dtype::Scalar;
+
+/// Integer and bool inputs of floating ops compute in the default float dtype.
+fn float_input(x: &Tensor) -> Tensor {
+    if x.dtype().is_differentiable() {
+        x.clone()
+    } else {
+        crate::kernels::cast_tensor(x, default_float_dtype())
+    }
+}
+
+macro_rules! float_unary_op {
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, save: $save:expr, vjp: |$ctx:ident| $vjp:expr) => {
+        $(#[$doc])*
+        pub struct $ty;
+        impl Op for $ty {
+            fn name(&self) -> &'static str { $name }
+            fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+                let x = float_input(&inputs[0]);
+                Ok(smallvec![crate::with_float!(x.dtype(), stringify!($fn_name), T => map::<T, T>(&x, |v| v.$method()))])
+            }
+            fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
+            fn vjp(&self, $ctx: &VjpCtx) -> Result<Grads> { Ok(smallvec![Some($vjp)]) }
+        }
+        pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, &[x.clone()]) }
+    };
+}
+
+float_unary_op!(Exp, exp, "ExpBackward0", exp_, save: SaveRef::Output(0),
+    vjp: |ctx| mul(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
+float_unary_op!(Log, log, "LogBackward0", ln_, save: SaveRef::Input(0),
+    vjp: |ctx| div(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
+float_unary_op!(Sin, sin, "SinBackward0", sin_, save: SaveRef::Input(0),
+    vjp: |ctx| mul(&ctx.grad(0)?, &conj(&cos(ctx.saved(0)?)?)?)?);
+float_unary_op!(Cos, cos, "CosBackward0", cos_, save: SaveRef::Input(0),
+    vjp: |ctx| mul(&ctx.grad(0)?, &neg(&conj(&sin(ctx.saved(0)?)?)?)?)?);
+float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, save: SaveRef::Output(0),
+    vjp: |ctx| {
+        let y = conj(ctx.saved(0)?)?;
+        mul(&ctx.grad(0)?, &sub_scalar_rev(Scalar::Int(1), &mul(&y, &y)?)?)?
+    });
+float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, save: SaveRef::Output(0),
+    vjp: |ctx| {
+        let y = conj(ctx.saved(0)?)?;
+        mul(&ctx.grad(0)?, &mul(&y, &sub_scalar_rev(Scalar::Int(1), &y)?)?)?
+    });
+float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, save: SaveRef::Output(0),
+    vjp: |ctx| div(&ctx.grad(0)?, &mul_scalar(&conj(ctx.saved(0)?)?, Scalar::Int(2))?)?);
+
+float_unary_op!(
+    /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
+    Reciprocal, reciprocal, "ReciprocalBackward0", recip_, save: SaveRef::Output(0),
+    vjp: |ctx| {
+        let r = conj(ctx.saved(0)?)?;
+        neg(&mul(&ctx.grad(0)?, &mul(&r, &r)?)?)?
+    });
+
+pub struct Neg;
+impl Op for Neg {
+    fn name(&self) -> &'static str {
+        "NegBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        if x.dtype() == DType::Bool {
+            return Err(crate::error::Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+        }
+        Ok(smallvec![crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, |v| crate::kernels::traits::Arith::neg(v)))])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(neg(&ctx.grad(0)?)?)])
+    }
+}
+pub fn neg(x: &Tensor) -> Result<Tensor> {
+    apply1(Neg, &[x.clone()])
+}
+
+/// relu: the rule masks with the saved result (torch's threshold_backward).
+pub struct Relu;
+impl Op for Relu {
+    fn name(&self) -> &'static str {
+        "ReluBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        if x.dtype() == DType::Bool {
+            return Err(crate::dtype::unsupported("clamp_min_cpu", DType::Bool));
+        }
+        Ok(smallvec![crate::with_real!(x.dtype(), "relu", T => map::<T, T>(x, |v| {
+            if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
+        }))])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Output(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let mask = crate::ops::binary::gt_scalar(ctx.saved(0)?, Scalar::Int(0))?;
+        Ok(smallvec![Some(mul(&ctx.grad(0)?, &mask)?)])
+    }
+}
+pub fn relu(x: &Tensor) -> Result<Tensor> {
+    apply1(Relu, &[x.clone()])
+}
+
+pub struct Abs;
+impl Op for Abs {
+    fn name(&self) -> &'static str {
+        "AbsBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        Ok(smallvec![match x.dtype() {
+            DType::C64 => map::<num_complex::Complex32, f32>(x, |v| v.norm()),
+            DType::C128 => map::<num_complex::Complex64, f64>(x, |v| v.norm()),
+            DType::Bool => return Err(crate::dtype::unsupported("abs_cpu", DType::Bool)),
+            d => crate::with_arith!(d, "abs", T => map::<T, T>(x, |v| {
+                if v.to_f64() < 0.0 { crate::kernels::traits::Arith::neg(v) } else { v }
+            })),
+        }])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(mul(&ctx.grad(0)?, &sgn(ctx.saved(0)?)?)?)])
+    }
+}
+pub fn abs(x: &Tensor) -> Result<Tensor> {
+    apply1(Abs, &[x.clone()])
+}
+
+/// sign for real tensors, z/|z| for complex (torch's sgn). Its gradient is zero
+/// almost everywhere; torch's SgnBackward0 for complex is not needed by any rule here.
+pub struct Sgn;
+impl Op for Sgn {
+    fn name(&self) -> &'static str {
+        "SgnBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        Ok(smallvec![match x.dtype() {
+            DType::C64 => map::<num_complex::Complex32, num_complex::Complex32>(x, |v| {
+                let n = v.norm();
+                if n == 0.0 { v } else { v / n }
+            }),
+            DType::C128 => map::<num_complex::Complex64, num_complex::Complex64>(x, |v| {
+                let n = v.norm();
+                if n == 0.0 { v } else { v / n }
+            }),
+            d => crate::with_real!(d, "sign", T => map::<T, T>(x, |v| {
+                let f = v.to_f64();
+                T::from_f64(if f > 0.0 { 1.0 } else if f < 0.0 { -1.0 } else { f })
+            })),
+        }])
+    }
+    fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![needs[0].then_some(SaveRef::Input(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        if ctx.inputs[0].dtype.is_complex() {
+            return Err(crate::error::Error::not_implemented(
+                "the derivative of sgn for complex inputs is not implemented",
+            ));
+        }
+        Ok(smallvec![Some(crate::ops::creation::zeros_like(&ctx.grad(0)?)?)])
+    }
+}
+pub fn sgn(x: &Tensor) -> Result<Tensor> {
+    apply1(Sgn, &[x.clone()])
+}
+
+/// Complex conjugate (a copy; identity for real tensors, which return themselves).
+pub struct Conj;
+impl Op for Conj {
+    fn name(&self) -> &'static str {
+        "ConjBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        Ok(smallvec![crate::with_float!(x.dtype(), "conj", T => map::<T, T>(x, |v| v.conj_()))])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(conj(&ctx.grad(0)?)?)])
+    }
+}
+pub fn conj(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_complex() {
+        return Ok(x.clone());
+    }
+    apply1(Conj, &[x.clone()])
+}
+
+/// Real part of a complex tensor (identity for real ones).
+pub struct Real_;
+impl Op for Real_ {
+    fn name(&self) -> &'static str {
+        "RealBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        Ok(smallvec![match x.dtype() {
+            DType::C64 => map::<num_complex::Complex32, f32>(x, |v| v.re),
+            DType::C128 => map::<num_complex::Complex64, f64>(x, |v| v.re),
+            _ => x.clone(),
+        }])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        Ok(smallvec![Some(to_dtype(&g, ctx.inputs[0].dtype)?)])
+    }
+}
+pub fn real(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_complex() {
+        return Ok(x.clone());
+    }
+    apply1(Real_, &[x.clone()])
+}
+
+pub struct Clone_;
+impl Op for Clone_ {
+    fn name(&self) -> &'static str {
+        "CloneBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        Ok(smallvec![crate::kernels::cast_tensor(x, x.dtype())])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(ctx.grad(0)?)])
+    }
+}
+/// A new contiguous tensor with the same values (and history, when recording).
+pub fn clone(x: &Tensor) -> Result<Tensor> {
+    apply1(Clone_, &[x.clone()])
+}
+
+/// `.to(dtype)` / `.float()` ...: a cast copy; gradients are cast back by the engine.
+pub struct ToCopy {
+    pub dtype: DType,
+}
+impl Op for ToCopy {
+    fn name(&self) -> &'static str {
+        "ToCopyBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        Ok(smallvec![crate::kernels::cast_tensor(&inputs[0], self.dtype)])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let g = if g.dtype().is_complex() && !ctx.inputs[0].dtype.is_complex() { real(&g)? } else { g };
+        Ok(smallvec![Some(g)])
+    }
+}
+pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    if x.dtype() == dtype {
+        return Ok(x.clone());
+    }
+    apply1(ToCopy { dtype }, &[x.clone()])
+}
+
+/// clamp(min, max) with scalar bounds; the gradient passes where min <= x <= max.
+pub struct Clamp {
+    pub min: Option<Scalar>,
+    pub max: Option<Scalar>,
+}
+impl Op for Clamp {
+    fn name(&self) -> &'static str {
+        "ClampBackward1"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        if self.min.is_none() && self.max.is_none() {
+            return Err(crate::error::Error::runtime("torch.clamp: At least one of 'min' or 'max' must not be None"));
+        }
+        let dtype = [self.min, self.max].iter().flatten().fold(x.dtype(), |d, &s| crate::dtype::promote_with_scalar(d, s));
+        let x = if dtype != x.dtype() { crate::kernels::cast_tensor(x, dtype) } else { x.clone() };
+        let (lo, hi) = (self.min, self.max);
+        Ok(smallvec![crate::with_real!(dtype, "clamp", T => {
+            let lo = lo.map(T::from_scalar);
+            let hi = hi.map(T::from_scalar);
+            map::<T, T>(&x, move |v| {
+                if v.is_nan_r() { return v; }
+                let v = match lo { Some(l) if v < l => l, _ => v };
+                match hi { Some(h) if v > h => h, _ => v }
+            })
+        })])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let x = ctx.saved(0)?;
+        let mut mask: Option<Tensor> = None;
+        if let Some(lo) = self.min {
+            mask = Some(crate::ops::binary::ge_scalar(x, lo)?);
+        }
+        if let Some(hi) = self.max {
+            let m = crate::ops::binary::le_scalar(x, hi)?;
+            mask = Some(match mask {
+                Some(prev) => mul(&prev, &m)?,
+                None => m,
+            });
+        }
+        let g = ctx.grad(0)?;
+        Ok(smallvec![Some(match mask {
+            Some(m) => mul(&g, &m)?,
+            None => g,
+        })])
+    }
+}
+pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
+    apply1(Clamp { min, max }, &[x.clone()])
+}
+
+pub fn is_nan_any<T: Float>(v: &[T]) -> bool {
+    v.iter().any(|x| x.is_nan_())
+}

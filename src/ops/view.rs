@@ -1,0 +1,425 @@
+//! View ops: outputs share storage and version counter with the input. Each view is a
+//! pure layout transform (`ViewKind`); its gradient is the adjoint index map, computed
+//! once for all kinds by `Restride` on the input's virtual contiguous layout.
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::autograd::grad_mode;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::ops::{apply, apply1, Grads, Op, Outputs, VjpCtx};
+use crate::shape::{infer_size, wrap_dim, Dims};
+use crate::tensor::{CreationMeta, Tensor};
+
+#[derive(Clone, Debug)]
+pub enum ViewKind {
+    View(Dims),
+    Permute(SmallVec<[i64; 6]>),
+    Transpose(i64, i64),
+    Expand(Dims),
+    /// Remove these (already wrapped) size-1 dims; None: all size-1 dims.
+    Squeeze(Option<Dims>),
+    Unsqueeze(i64),
+    Slice { dim: usize, start: i64, end: i64, step: i64 },
+    Select { dim: i64, index: i64 },
+    Diagonal { offset: i64, dim1: i64, dim2: i64 },
+    /// Storage offset relative to the input's own offset.
+    AsStrided { size: Dims, stride: Dims, offset: isize },
+    Alias,
+}
+
+impl ViewKind {
+    pub fn apply(&self, l: &Layout) -> Result<Layout> {
+        Ok(match self {
+            ViewKind::View(shape) => l.view(shape).ok_or_else(|| Error::runtime(
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+            ))?,
+            ViewKind::Permute(d) => l.permute(d)?,
+            ViewKind::Transpose(a, b) => l.transpose(*a, *b)?,
+            ViewKind::Expand(s) => l.expand_to(s)?,
+            ViewKind::Squeeze(d) => l.squeeze(d.as_deref()),
+            ViewKind::Unsqueeze(d) => l.unsqueeze(*d)?,
+            ViewKind::Slice { dim, start, end, step } => l.slice(*dim, *start, *end, *step)?,
+            ViewKind::Select { dim, index } => l.select(*dim, *index)?,
+            ViewKind::Diagonal { offset, dim1, dim2 } => l.diagonal(*offset, *dim1, *dim2)?,
+            ViewKind::AsStrided { size, stride, offset } => {
+                let off = l.offset as isize + offset;
+                if off < 0 {
+                    return Err(Error::runtime(format!("Tensor: invalid storage offset {off}")));
+                }
+                Layout::as_strided(size, stride, off as usize)?
+            }
+            ViewKind::Alias => l.clone(),
+        })
+    }
+}
+
+/// How a new view is tagged (spec §6.3): decides later in-place checks.
+fn creation_meta(x: &Tensor, multi: Option<(&'static str, usize)>) -> CreationMeta {
+    if grad_mode::is_inference_mode() && !x.is_inference() {
+        CreationMeta::InferenceMode
+    } else if !grad_mode::is_grad_enabled() && x.requires_grad() {
+        CreationMeta::NoGradMode
+    } else if let Some((name, nr)) = multi {
+        CreationMeta::MultipleOutputs(name, nr)
+    } else {
+        CreationMeta::Default
+    }
+}
+
+pub struct ViewOp {
+    pub name: &'static str,
+    pub kind: ViewKind,
+    /// `_unsafe_view` (reshape of a fresh copy): same data, but not a view for autograd.
+    pub tracked_view: bool,
+}
+
+impl Op for ViewOp {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        let layout = self.kind.apply(x.layout())?;
+        if !self.tracked_view {
+            return Ok(smallvec![x.fresh_with_shape(&layout.shape)]);
+        }
+        Ok(smallvec![x.make_view(layout, creation_meta(x, None))])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let input = Layout::contiguous(&ctx.inputs[0].shape);
+        let from = self.kind.apply(&input)?;
+        Ok(smallvec![Some(restride(&g, from, input)?)])
+    }
+}
+
+fn view_op(x: &Tensor, name: &'static str, kind: ViewKind) -> Result<Tensor> {
+    apply1(ViewOp { name, kind, tracked_view: true }, &[x.clone()])
+}
+
+/// Values moved between layouts (see kernels::index::restride); linear, and its own
+/// adjoint with `from`/`to` swapped, so double backward through views works.
+pub struct Restride {
+    pub from: Layout,
+    pub to: Layout,
+}
+impl Op for Restride {
+    fn name(&self) -> &'static str {
+        "AsStridedScatterBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        let out = crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
+            crate::kernels::tensor_from(crate::kernels::index::restride::<T>(x, &self.from, &self.to), &self.to.shape));
+        Ok(smallvec![out])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![Some(restride(&ctx.grad(0)?, self.to.clone(), self.from.clone())?)])
+    }
+}
+pub fn restride(x: &Tensor, from: Layout, to: Layout) -> Result<Tensor> {
+    apply1(Restride { from, to }, &[x.clone()])
+}
+
+// ---------------------------------------------------------------- public view fns
+
+pub fn view(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_size(shape, x.numel())?;
+    view_op(x, "ViewBackward0", ViewKind::View(shape))
+}
+
+/// A view when the strides allow it, else a contiguous copy reshaped.
+pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if x.layout().view(shape).is_some() {
+        return view_op(x, "ViewBackward0", ViewKind::View(shape.into()));
+    }
+    let c = crate::ops::unary::clone(x)?;
+    apply1(ViewOp { name: "UnsafeViewBackward0", kind: ViewKind::View(shape.into()), tracked_view: false }, &[c])
+}
+
+pub fn reshape_infer(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_size(shape, x.numel())?;
+    reshape(x, &shape)
+}
+
+pub fn permute(x: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    view_op(x, "PermuteBackward0", ViewKind::Permute(dims.into()))
+}
+
+pub fn transpose(x: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    view_op(x, "TransposeBackward0", ViewKind::Transpose(d0, d1))
+}
+
+pub fn t(x: &Tensor) -> Result<Tensor> {
+    if x.dim() > 2 {
+        return Err(Error::runtime(format!(
+            "t() expects a tensor with <= 2 dimensions, but self is {}D",
+            x.dim()
+        )));
+    }
+    let kind = if x.dim() < 2 { ViewKind::Transpose(0, 0) } else { ViewKind::Transpose(0, 1) };
+    view_op(x, "TBackward0", kind)
+}
+
+pub fn expand(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let target: SmallVec<[i64; 6]> = shape.iter().map(|&s| s as i64).collect();
+    expand_sizes(x, &target)
+}
+
+/// `expand(*sizes)` where -1 keeps a dim.
+pub fn expand_sizes(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    let layout = x.layout().expand(sizes)?;
+    view_op(x, "ExpandBackward0", ViewKind::Expand(layout.shape))
+}
+
+pub fn squeeze(x: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+    match dims {
+        None => view_op(x, "SqueezeBackward0", ViewKind::Squeeze(None)),
+        Some(d) => {
+            let mut wrapped = Dims::new();
+            for &v in d {
+                let w = wrap_dim(v, x.dim())?;
+                if x.dim() > 0 && x.shape()[w] == 1 {
+                    wrapped.push(w);
+                }
+            }
+            let name = if d.len() == 1 { "SqueezeBackward1" } else { "SqueezeBackward2" };
+            view_op(x, name, ViewKind::Squeeze(Some(wrapped)))
+        }
+    }
+}
+
+pub fn unsqueeze(x: &Tensor, dim: i64) -> Result<Tensor> {
+    view_op(x, "UnsqueezeBackward0", ViewKind::Unsqueeze(dim))
+}
+
+pub fn flatten(x: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    if x.dim() == 0 {
+        return reshape(x, &[1]);
+    }
+    let (s, e) = (wrap_dim(start, x.dim())?, wrap_dim(end, x.dim())?);
+    if s > e {
+        return Err(Error::runtime("flatten() has invalid args: start_dim cannot come after end_dim"));
+    }
+    if s == e {
+        return Ok(x.clone());
+    }
+    let mut shape: Dims = x.shape()[..s].into();
+    shape.push(x.shape()[s..=e].iter().product());
+    shape.extend_from_slice(&x.shape()[e + 1..]);
+    reshape(x, &shape)
+}
+
+pub fn unflatten(x: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    let d = wrap_dim(dim, x.dim())?;
+    let inner = infer_size(sizes, x.shape()[d]).map_err(|_| {
+        Error::runtime(format!(
+            "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor",
+            sizes, dim, x.shape()[d]
+        ))
+    })?;
+    let mut shape: Dims = x.shape()[..d].into();
+    shape.extend_from_slice(&inner);
+    shape.extend_from_slice(&x.shape()[d + 1..]);
+    view_op(x, "ViewBackward0", ViewKind::View(shape))
+}
+
+pub fn slice(x: &Tensor, dim: i64, start: i64, end: i64, step: i64) -> Result<Tensor> {
+    if x.dim() == 0 {
+        return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
+    }
+    let d = wrap_dim(dim, x.dim())?;
+    view_op(x, "SliceBackward0", ViewKind::Slice { dim: d, start, end, step })
+}
+
+pub fn narrow(x: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    x.layout().narrow(dim, start, length)?;
+    let d = wrap_dim(dim, x.dim())?;
+    let start = if start < 0 { start + x.shape()[d] as i64 } else { start };
+    slice(x, d as i64, start, start + length, 1)
+}
+
+pub fn select(x: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    x.layout().select(dim, index)?;
+    view_op(x, "SelectBackward0", ViewKind::Select { dim, index })
+}
+
+pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    view_op(x, "DiagonalBackward0", ViewKind::Diagonal { offset, dim1, dim2 })
+}
+
+pub fn as_strided(x: &Tensor, size: &[usize], stride: &[usize], offset: Option<usize>) -> Result<Tensor> {
+    let rel = offset.map_or(0, |o| o as isize - x.offset() as isize);
+    let kind = ViewKind::AsStrided { size: size.into(), stride: stride.into(), offset: rel };
+    let layout = kind.apply(x.layout())?;
+    if layout.storage_extent() > x.storage().len() {
+        return Err(Error::runtime(format!(
+            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+            crate::shape::fmt_dims(size),
+            crate::shape::fmt_dims(stride),
+            layout.offset,
+            x.dtype().itemsize(),
+            layout.storage_extent() * x.dtype().itemsize(),
+            x.storage().nbytes()
+        )));
+    }
+    view_op(x, "AsStridedBackward0", kind)
+}
+
+/// A view with an absolute layout over `x`'s storage (CopySlices' gradient slice).
+pub fn as_strided_raw(x: &Tensor, layout: Layout) -> Result<Tensor> {
+    let rel = layout.offset as isize - x.offset() as isize;
+    view_op(x, "AsStridedBackward0", ViewKind::AsStrided { size: layout.shape, stride: layout.strides, offset: rel })
+}
+
+/// View replaced in layout regeneration (see autograd::view): the op whose rule
+/// regenerated grad_fns use.
+pub struct AsStrided {
+    pub layout: Layout,
+}
+impl Op for AsStrided {
+    fn name(&self) -> &'static str {
+        "AsStridedBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        Ok(smallvec![inputs[0].make_view(self.layout.clone(), CreationMeta::Default)])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        // The base is the storage owner: its own layout is the reference geometry.
+        let base = Layout::contiguous(&ctx.inputs[0].shape);
+        Ok(smallvec![Some(restride(&ctx.grad(0)?, self.layout.clone(), base)?)])
+    }
+}
+
+pub fn alias(x: &Tensor) -> Result<Tensor> {
+    view_op(x, "AliasBackward0", ViewKind::Alias)
+}
+
+pub fn contiguous(x: &Tensor) -> Result<Tensor> {
+    if x.is_contiguous() {
+        return Ok(x.clone());
+    }
+    crate::ops::unary::clone(x)
+}
+
+// ---------------------------------------------------------------- multi-output views
+
+/// unbind / split / chunk: several views along one dim (piece = (start, len)).
+pub struct MultiView {
+    pub name: &'static str,
+    pub dim: usize,
+    pub pieces: Vec<(usize, usize)>,
+    /// unbind removes the dim.
+    pub squeeze: bool,
+}
+
+impl MultiView {
+    fn piece_kinds(&self) -> Vec<ViewKind> {
+        self.pieces
+            .iter()
+            .map(|&(start, len)| {
+                if self.squeeze {
+                    ViewKind::Select { dim: self.dim as i64, index: start as i64 }
+                } else {
+                    ViewKind::Slice { dim: self.dim, start: start as i64, end: (start + len) as i64, step: 1 }
+                }
+            })
+            .collect()
+    }
+}
+
+impl Op for MultiView {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        let short = self.name.trim_end_matches(char::is_numeric).trim_end_matches("Backward");
+        let short: &'static str = match short {
+            "Unbind" => "Unbind",
+            "SplitWithSizes" => "SplitWithSizes",
+            _ => "Split",
+        };
+        let mut out = Outputs::new();
+        for (j, kind) in self.piece_kinds().iter().enumerate() {
+            out.push(x.make_view(kind.apply(x.layout())?, creation_meta(x, Some((short, j)))));
+        }
+        Ok(out)
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let input = Layout::contiguous(&ctx.inputs[0].shape);
+        let mut total: Option<Tensor> = None;
+        for (j, kind) in self.piece_kinds().iter().enumerate() {
+            let Some(g) = &ctx.grads[j] else { continue };
+            let part = restride(g, kind.apply(&input)?, input.clone())?;
+            total = Some(match total {
+                Some(t) => crate::ops::binary::add(&t, &part)?,
+                None => part,
+            });
+        }
+        let total = match total {
+            Some(t) => t,
+            None => Tensor::zeros(&ctx.inputs[0].shape, ctx.inputs[0].dtype)?,
+        };
+        Ok(smallvec![Some(total)])
+    }
+}
+
+fn multi_view(x: &Tensor, op: MultiView) -> Result<Vec<Tensor>> {
+    Ok(apply(op, &[x.clone()])?.into_vec())
+}
+
+pub fn unbind(x: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    if x.dim() == 0 {
+        return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
+    }
+    let d = wrap_dim(dim, x.dim())?;
+    let pieces = (0..x.shape()[d]).map(|i| (i, 1)).collect();
+    multi_view(x, MultiView { name: "UnbindBackward0", dim: d, pieces, squeeze: true })
+}
+
+pub fn split(x: &Tensor, size: usize, dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim(dim, x.dim())?;
+    let n = x.shape()[d];
+    if size == 0 && n != 0 {
+        return Err(Error::runtime(format!(
+            "split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+        )));
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < n || (pieces.is_empty() && n == 0) {
+        let len = size.min(n - start);
+        pieces.push((start, len));
+        if size == 0 {
+            break;
+        }
+        start += len;
+    }
+    multi_view(x, MultiView { name: "SplitBackward0", dim: d, pieces, squeeze: false })
+}
+
+pub fn split_with_sizes(x: &Tensor, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim(dim, x.dim())?;
+    let total: usize = sizes.iter().sum();
+    if total != x.shape()[d] {
+        return Err(Error::runtime(format!(
+            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
+            x.shape()[d], d, sizes
+        )));
+    }
+    let mut start = 0;
+    let pieces = sizes.iter().map(|&s| { let p = (start, s); start += s; p }).collect();
+    multi_view(x, MultiView { name: "SplitWithSizesBackward0", dim: d, pieces, squeeze: false })
+}
+
+pub fn chunk(x: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+    if chunks == 0 {
+        return Err(Error::runtime("chunk expects `chunks` to be greater than 0, got: 0"));
+    }
+    let d = wrap_dim(dim, x.dim())?;
+    let n = x.shape()[d];
+    let size = n.div_ceil(chunks);
+    split(x, size.max(if n == 0 { 0 } else { 1 }), d as i64)
+}

@@ -1,0 +1,400 @@
+//! `Tensor` (a cheap handle) and `TensorImpl` (storage, layout, version counter,
+//! autograd metadata). Ops live in `ops/`; this file only owns the data structure.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use crate::autograd::grad_mode;
+use crate::autograd::node::{Edge, Node};
+use crate::dtype::{DType, Element, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::shape::{checked_numel, Dims};
+use crate::storage::Storage;
+
+static LIVE_TENSORS: AtomicUsize = AtomicUsize::new(0);
+
+/// Number of `TensorImpl`s alive in the process (for leak tests).
+pub fn live_tensor_count() -> usize {
+    LIVE_TENSORS.load(Ordering::Relaxed)
+}
+
+/// How a view was made; decides which in-place ops on it are allowed (spec §6.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreationMeta {
+    Default,
+    /// Made under no_grad from a tensor that requires grad.
+    NoGradMode,
+    /// Made in inference mode from a normal tensor.
+    InferenceMode,
+    /// One of several views returned by one op (`unbind`, `split`...); holds the op name.
+    MultipleOutputs(&'static str, usize),
+}
+
+pub struct ViewInfo {
+    /// The tensor that owns the memory (never itself a view).
+    pub base: Tensor,
+    pub creation: CreationMeta,
+}
+
+/// Mutable autograd state of a tensor. Guarded by a mutex: it changes when a tensor is
+/// modified in place (history rebase), when `.grad` is written and when flags are set.
+#[derive(Default)]
+pub struct AutogradMeta {
+    /// The user-set flag; only meaningful for leaves (non-leaves require grad through
+    /// their grad_fn).
+    pub requires_grad: bool,
+    pub grad: Option<Tensor>,
+    pub grad_fn: Option<Arc<Node>>,
+    pub output_nr: usize,
+    /// The leaf's AccumulateGrad node, alive while some graph points at it.
+    pub grad_accumulator: Weak<Node>,
+    pub retains_grad: bool,
+    /// For views: the version at which `grad_fn` was last set; a mismatch means the
+    /// base changed in place and the view's grad_fn must be regenerated.
+    pub attr_version: u64,
+}
+
+pub struct TensorImpl {
+    storage: Arc<Storage>,
+    layout: Layout,
+    /// Shared by a base, its views and detach() aliases; bumped by every in-place write.
+    version: Arc<AtomicU64>,
+    inference: bool,
+    view: Option<ViewInfo>,
+    autograd: Mutex<AutogradMeta>,
+    /// Opaque slot owned by the bindings: the address of this tensor's live Python
+    /// object (0 when none), so the same tensor always maps to the same Python object.
+    pub py_handle: AtomicUsize,
+}
+
+impl Drop for TensorImpl {
+    fn drop(&mut self) {
+        LIVE_TENSORS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[derive(Clone)]
+pub struct Tensor(Arc<TensorImpl>);
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tensor(shape={:?}, dtype={:?})", self.shape(), self.dtype())
+    }
+}
+
+impl Tensor {
+    fn from_parts(
+        storage: Arc<Storage>,
+        layout: Layout,
+        version: Arc<AtomicU64>,
+        view: Option<ViewInfo>,
+        inference: bool,
+    ) -> Tensor {
+        LIVE_TENSORS.fetch_add(1, Ordering::Relaxed);
+        let attr_version = version.load(Ordering::Acquire);
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            version,
+            inference,
+            view,
+            autograd: Mutex::new(AutogradMeta { attr_version, ..AutogradMeta::default() }),
+            py_handle: AtomicUsize::new(0),
+        }))
+    }
+
+    /// A fresh tensor over `storage` (not a view of anything).
+    pub fn from_storage(storage: Storage, layout: Layout) -> Tensor {
+        Self::from_parts(
+            Arc::new(storage),
+            layout,
+            Arc::new(AtomicU64::new(0)),
+            None,
+            grad_mode::is_inference_mode(),
+        )
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = checked_numel(shape)?;
+        Ok(Self::from_storage(Storage::zeros(dtype, n)?, Layout::contiguous(shape)))
+    }
+
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let n = checked_numel(shape)?;
+        if n != data.len() {
+            return Err(Error::runtime(format!(
+                "shape {:?} does not match {} elements",
+                shape,
+                data.len()
+            )));
+        }
+        Ok(Self::from_storage(Storage::from_vec(data), Layout::contiguous(shape)))
+    }
+
+    pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
+        crate::with_dtype!(dtype, T => Self::from_vec(vec![T::from_scalar(value)], &[])
+            .expect("one element fits"))
+    }
+
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        let n = checked_numel(shape)?;
+        crate::with_dtype!(dtype, T => Self::from_vec(vec![T::from_scalar(value); n], shape))
+    }
+
+    /// A new tensor sharing storage and version counter with `self`, with another layout.
+    pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Tensor {
+        let base = self.view_base().unwrap_or_else(|| self.clone());
+        let inference = self.0.inference || grad_mode::is_inference_mode();
+        Self::from_parts(
+            self.0.storage.clone(),
+            layout,
+            self.0.version.clone(),
+            Some(ViewInfo { base, creation }),
+            inference,
+        )
+    }
+
+    /// A tensor sharing storage AND version counter but no autograd history
+    /// (`detach()`; a view in torch's sense but not tracked as one for autograd).
+    pub fn alias_detached(&self) -> Tensor {
+        Self::from_parts(
+            self.0.storage.clone(),
+            self.0.layout.clone(),
+            self.0.version.clone(),
+            None,
+            self.0.inference,
+        )
+    }
+
+    /// The same contiguous data under another shape, as a new non-view tensor. Only for
+    /// results a kernel just produced (nobody else can observe the sharing).
+    pub fn fresh_with_shape(&self, shape: &[usize]) -> Tensor {
+        debug_assert!(self.is_contiguous() && crate::shape::numel(shape) == self.numel());
+        let mut layout = Layout::contiguous(shape);
+        layout.offset = self.offset();
+        Self::from_parts(
+            self.0.storage.clone(),
+            layout,
+            Arc::new(AtomicU64::new(0)),
+            None,
+            self.0.inference,
+        )
+    }
+
+    /// Same memory, fresh version counter (`.data`).
+    pub fn alias_fresh_version(&self) -> Tensor {
+        Self::from_parts(
+            self.0.storage.clone(),
+            self.0.layout.clone(),
+            Arc::new(AtomicU64::new(0)),
+            None,
+            self.0.inference,
+        )
+    }
+
+    // ----- plain accessors -----
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.0.storage
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.0.layout.shape
+    }
+    pub fn dims(&self) -> Dims {
+        self.0.layout.shape.clone()
+    }
+    pub fn strides(&self) -> &[usize] {
+        &self.0.layout.strides
+    }
+    pub fn offset(&self) -> usize {
+        self.0.layout.offset
+    }
+    pub fn dim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.storage.dtype()
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+    pub fn data_ptr(&self) -> usize {
+        self.0.storage.as_ptr() as usize + self.offset() * self.dtype().itemsize()
+    }
+    pub fn is_inference(&self) -> bool {
+        self.0.inference
+    }
+    pub fn ptr_eq(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0.storage, &other.0.storage)
+    }
+    pub fn impl_ptr(&self) -> *const TensorImpl {
+        Arc::as_ptr(&self.0)
+    }
+    pub fn py_handle(&self) -> &AtomicUsize {
+        &self.0.py_handle
+    }
+    pub fn downgrade(&self) -> WeakTensor {
+        WeakTensor(Arc::downgrade(&self.0))
+    }
+
+    // ----- views -----
+
+    pub fn is_view(&self) -> bool {
+        self.0.view.is_some()
+    }
+    pub fn view_base(&self) -> Option<Tensor> {
+        self.0.view.as_ref().map(|v| v.base.clone())
+    }
+    pub fn view_info(&self) -> Option<&ViewInfo> {
+        self.0.view.as_ref()
+    }
+
+    // ----- version counter -----
+
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
+    }
+    pub fn bump_version(&self) {
+        if !self.0.inference {
+            self.0.version.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+    pub fn set_version(&self, v: u64) {
+        self.0.version.store(v, Ordering::Release);
+    }
+
+    // ----- autograd metadata -----
+
+    pub fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
+        // A poisoned lock only means a panic happened while it was held elsewhere;
+        // the metadata itself stays consistent (every write is a single assignment).
+        self.0.autograd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A view also requires grad when its base does (even one made under no_grad).
+    pub fn requires_grad(&self) -> bool {
+        {
+            let m = self.meta();
+            if m.requires_grad || m.grad_fn.is_some() {
+                return true;
+            }
+        }
+        self.0.view.as_ref().is_some_and(|v| v.base.requires_grad())
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        self.grad_fn().is_none()
+    }
+
+    pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        if self.is_view() {
+            crate::autograd::view::refresh_view_grad_fn(self);
+        }
+        self.meta().grad_fn.clone()
+    }
+
+    pub fn output_nr(&self) -> usize {
+        self.meta().output_nr
+    }
+
+    pub fn grad(&self) -> Option<Tensor> {
+        self.meta().grad.clone()
+    }
+
+    pub fn set_grad_unchecked(&self, g: Option<Tensor>) {
+        self.meta().grad = g;
+    }
+
+    pub fn retains_grad(&self) -> bool {
+        self.meta().retains_grad
+    }
+
+    /// Attach history: this tensor becomes output `output_nr` of `node`.
+    pub fn set_grad_fn(&self, node: Arc<Node>, output_nr: usize) {
+        let v = self.version();
+        let mut m = self.meta();
+        m.grad_fn = Some(node);
+        m.output_nr = output_nr;
+        m.attr_version = v;
+    }
+
+    /// Set the leaf flag with torch's checks (C1–C6, C127).
+    pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
+        if !self.is_leaf() {
+            if !requires_grad {
+                return Err(Error::runtime(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+                ));
+            }
+            return Ok(());
+        }
+        if requires_grad {
+            if !self.dtype().is_differentiable() {
+                return Err(Error::runtime(
+                    "only Tensors of floating point dtype can require gradients",
+                ));
+            }
+            if self.is_inference() && !grad_mode::is_inference_mode() {
+                return Err(Error::runtime(
+                    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+                ));
+            }
+        }
+        self.meta().requires_grad = requires_grad;
+        Ok(())
+    }
+
+    /// The edge gradients for this tensor flow into: its grad_fn, or for a leaf that
+    /// requires grad its AccumulateGrad node; None when it needs no gradient.
+    pub fn gradient_edge(&self) -> Option<Edge> {
+        if let Some(f) = self.grad_fn() {
+            return Some(Edge { node: f, input_nr: self.output_nr() });
+        }
+        if self.meta().requires_grad {
+            return Some(Edge { node: self.grad_accumulator(), input_nr: 0 });
+        }
+        None
+    }
+
+    /// The leaf's AccumulateGrad node (created on first use, shared while alive).
+    pub fn grad_accumulator(&self) -> Arc<Node> {
+        let mut m = self.meta();
+        if let Some(n) = m.grad_accumulator.upgrade() {
+            return n;
+        }
+        let node = Node::accumulate_grad(self.clone());
+        m.grad_accumulator = Arc::downgrade(&node);
+        node
+    }
+
+    /// `detach_()`: drop history in place (C24, C25).
+    pub fn detach_(&self) -> Result<()> {
+        if self.is_view() {
+            return Err(Error::runtime("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP), you should detach only the output of the DDP module and not the view, which is in this case an outgoing variable of the forward pass."));
+        }
+        let mut m = self.meta();
+        m.grad_fn = None;
+        m.output_nr = 0;
+        m.requires_grad = false;
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+pub struct WeakTensor(Weak<TensorImpl>);
+
+impl WeakTensor {
+    pub fn upgrade(&self) -> Option<Tensor> {
+        self.0.upgrade().map(Tensor)
+    }
+}

@@ -1,0 +1,284 @@
+"""In-place operations: checklist C92–C104 (spec autograd.md §6).
+
+Version counters and the saved-tensor check (E-INPLACE), in-place on leaves, views and
+their base (CopySlices, regenerated view grad_fns, multi-output views, views created
+under no_grad / inference mode).
+"""
+
+import re
+
+import ferrograd as torch
+import pytest
+
+MOD = torch.__name__
+
+E_INPLACE_START = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation"
+)
+HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its "
+    "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+def raises_rt(text):
+    return pytest.raises(RuntimeError, match=re.escape(text))
+
+
+# --------------------------------------------------------------------------- §6.1
+
+
+def test_C92_modified_saved_output_raises_e_inplace():
+    x = torch.randn(3, requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    with raises_rt(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{MOD}.FloatTensor [3]], which is output 0 of Sigmoid, is at "
+        "version 1; expected version 0 instead."
+    ):
+        y.sum().backward()
+
+
+def test_C92_message_reports_current_version():
+    x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    y.add_(1)
+    with raises_rt(
+        f"[{MOD}.DoubleTensor [2, 3]], which is output 0 of Exp, is at version 2; "
+        "expected version 0 instead."
+    ):
+        y.sum().backward()
+
+
+def test_C93_e_inplace_message_ends_with_hint():
+    x = torch.randn(3, requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value).rstrip().endswith(HINT)
+
+
+def test_C94_modified_saved_input_names_inplace_node():
+    x = torch.randn(3, requires_grad=True)
+    y2 = x * 1
+    z = y2 * y2
+    y2.add_(1)
+    with raises_rt(
+        f"[{MOD}.FloatTensor [3]], which is output 0 of Add, is at version 1; "
+        "expected version 0 instead."
+    ):
+        z.sum().backward()
+
+
+def test_C94_inplace_replaces_grad_fn():
+    x = torch.randn(3, requires_grad=True)
+    b = x * 1
+    assert b.grad_fn.name() == "MulBackward0"
+    b.add_(1)
+    assert b.grad_fn.name() == "AddBackward0"
+    b.mul_(2)
+    assert b.grad_fn.name() == "MulBackward0"
+
+
+def test_C95_inplace_not_needed_by_backward_does_not_raise():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2  # saves only the scalar, not x or y
+    y.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_C95_inplace_chain_gives_correct_grads():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x + 0
+    y.mul_(3)
+    y.add_(x)  # y = 3x + x
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_C95_modifying_unsaved_input_of_exp_is_fine():
+    # exp saves its result, not its input: changing the input afterwards is harmless.
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    a = x * 1
+    y = a.exp()
+    a.zero_()
+    y.sum().backward()
+    assert torch.allclose(x.grad, torch.tensor([0.0, 1.0]).exp())
+
+
+def test_C96_increment_version_bumps_by_one():
+    t = torch.zeros(3)
+    torch.autograd.graph.increment_version(t)
+    assert t._version == 1
+    torch.autograd.graph.increment_version(t)
+    assert t._version == 2
+
+
+def test_C96_increment_version_accepts_iterable():
+    a = torch.zeros(3)
+    b = torch.zeros(2)
+    torch.autograd.graph.increment_version([a, b])
+    assert (a._version, b._version) == (1, 1)
+
+
+def test_C96_increment_version_trips_saved_tensor_check():
+    x = torch.randn(3, requires_grad=True)
+    y = x.exp()
+    torch.autograd.graph.increment_version(y)
+    with raises_rt(E_INPLACE_START):
+        y.sum().backward()
+
+
+# --------------------------------------------------------------------------- §6.2
+
+
+def test_C97_inplace_on_requires_grad_leaf_raises():
+    leaf = torch.ones(3, requires_grad=True)
+    with raises_rt("a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf.add_(1)
+    assert leaf.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_C97_setitem_on_requires_grad_leaf_raises():
+    leaf = torch.ones(3, requires_grad=True)
+    with raises_rt("a leaf Variable that requires grad is being used in an in-place operation."):
+        leaf[0] = 5.0
+
+
+def test_C98_inplace_on_view_of_requires_grad_leaf_raises():
+    leaf = torch.ones(4, requires_grad=True)
+    with raises_rt(
+        "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    ):
+        leaf[:2].add_(1)
+
+
+def test_C99_inplace_on_leaf_under_no_grad_succeeds():
+    leaf = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        leaf.add_(1)
+    assert leaf._version == 1
+    assert leaf.tolist() == [2.0, 2.0, 2.0]
+    assert leaf.requires_grad is True
+    assert leaf.is_leaf is True
+    assert leaf.grad_fn is None
+
+
+def test_C99_inplace_on_view_of_leaf_under_no_grad_succeeds():
+    leaf = torch.ones(4, requires_grad=True)
+    with torch.no_grad():
+        leaf[:2].mul_(3)
+    assert leaf._version == 1
+    assert leaf.tolist() == [3.0, 3.0, 1.0, 1.0]
+
+
+# --------------------------------------------------------------------------- §6.3
+
+
+def test_C100_inplace_on_view_makes_base_copyslices():
+    x = torch.ones(4, requires_grad=True)
+    base = x * 1
+    view = base[:2]
+    view.mul_(3)
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
+
+
+def test_C100_gradients_through_copyslices_are_correct():
+    x = torch.ones(4, requires_grad=True)
+    base = x * 1
+    view = base[:2]
+    view.mul_(3)
+    assert base.tolist() == [3.0, 3.0, 1.0, 1.0]
+    base.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 1.0, 1.0]
+
+
+def test_C100_setitem_on_nonleaf_gradients():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = torch.tensor([10.0], requires_grad=True)
+    base = x * 2
+    base[1:2] = y * 5
+    assert base.grad_fn.name() == "torch::autograd::CopySlices"
+    base.sum().backward()
+    assert x.grad.tolist() == [2.0, 0.0, 2.0]
+    assert y.grad.tolist() == [5.0]
+
+
+def test_C101_view_grad_fn_regenerated_after_inplace_on_base():
+    x = torch.ones(4, requires_grad=True)
+    base = x * 1
+    view = base[:2]
+    assert view.grad_fn.name() == "SliceBackward0"
+    base.mul_(2)
+    assert view.grad_fn.name() == "AsStridedBackward0"
+
+
+def test_C101_regenerated_view_backpropagates_through_base_inplace():
+    x = torch.ones(4, requires_grad=True)
+    base = x * 1
+    view = base[:2]
+    base.mul_(2)
+    view.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 0.0, 0.0]
+
+
+def test_C102_inplace_on_multi_output_view_raises():
+    x = torch.randn(2, 3, requires_grad=True)
+    with raises_rt(
+        "Output 0 of Unbind is a view and is being modified inplace. This view is the "
+        "output of a function that returns multiple views."
+    ):
+        (x * 1).unbind(0)[0].mul_(2)
+
+
+def test_C102_inplace_on_unbind_of_leaf_raises():
+    x = torch.randn(2, 3, requires_grad=True)
+    with raises_rt(
+        "Output 0 of Unbind is a view and is being modified inplace. This view is the "
+        "output of a function that returns multiple views."
+    ):
+        x.unbind(0)[0].mul_(2)
+
+
+def test_C103_view_created_under_no_grad_reports_requires_grad():
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        v = x[:2]
+    assert v.requires_grad is True
+
+
+def test_C103_inplace_on_no_grad_view_with_grad_enabled_raises():
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        v = x[:2]
+    with raises_rt(
+        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    ):
+        v.mul_(2)
+
+
+def test_C103_inplace_on_no_grad_view_of_nonleaf_raises():
+    x = torch.ones(3, requires_grad=True)
+    base = x * 1
+    with torch.no_grad():
+        v = base[:2]
+    with raises_rt(
+        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    ):
+        v.mul_(2)
+
+
+def test_C104_inference_mode_view_modified_outside_raises():
+    # The check fires for a base that requires grad (torch does not raise when nothing
+    # requires grad, since there is no history to rewrite).
+    s = torch.ones(3, requires_grad=True)
+    with torch.inference_mode():
+        v = s[:2]
+    with raises_rt(
+        "A view was created in inference mode and is being modified inplace in normal mode."
+    ):
+        v.add_(1)

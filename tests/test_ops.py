@@ -1,0 +1,189 @@
+"""Tests generated from the op database (tests/opdb.py): for every entry and sample,
+
+- the forward result equals numpy's (float64, float32, complex128 where supported),
+- gradcheck passes in float64 (and complex128 where supported),
+- gradgradcheck passes in float64 where the entry supports it,
+- float32 gradients agree with float64 ones,
+- the output's grad_fn has torch's name where the database pins one.
+
+Adding an op adds one entry to opdb.OP_DB, never a test here.
+"""
+
+from __future__ import annotations
+
+import ferrograd as torch
+import numpy as np
+import pytest
+from opdb import ISSUE_OPS, OP_DB, NonContig, as_array, is_float_array, ref_kwargs, to_tensor
+
+# (rtol, atol) of the forward comparison. The reference runs in float64 on the same
+# (rounded) numbers, so float32 results only carry their own rounding.
+FORWARD_TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-5), "complex128": (1e-7, 1e-7)}
+GRAD32_TOL = (1e-4, 1e-4)  # float32 gradients vs float64 gradients
+FLOAT_DTYPES = (torch.float32, torch.float64, torch.complex128)
+
+
+def _cases(dtype, want=lambda op: True):
+    """pytest params (op, sample) for every sample of every entry selected by `want`."""
+    return [
+        pytest.param(op, sample, id=f"{op.name}-sample{i}")
+        for op in OP_DB
+        if want(op)
+        for i, sample in enumerate(op.samples(dtype))
+    ]
+
+
+def _flat(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _upcast(value):
+    a = as_array(value)
+    if isinstance(a, np.ndarray) and a.dtype.kind in "fc":
+        return a.astype(np.promote_types(a.dtype, np.float64))
+    return a
+
+
+def _differentiable_positions(op, sample) -> tuple[int, ...]:
+    if op.differentiable_args is not None:
+        return op.differentiable_args
+    return tuple(i for i, a in enumerate(sample.args) if is_float_array(a))
+
+
+def _as_function(op, sample):
+    """The op as a function of its differentiable inputs only (the other arguments are
+    closed over), returning its floating outputs only (max's indices are dropped);
+    and those inputs, as fresh tensors requiring grad."""
+    positions = _differentiable_positions(op, sample)
+    args = [to_tensor(a) for a in sample.args]
+    inputs = tuple(to_tensor(sample.args[i], requires_grad=True) for i in positions)
+
+    def fn(*xs):
+        full = list(args)
+        for i, x in zip(positions, xs):
+            full[i] = x
+        outs = [o for o in _flat(op.op(*full, **sample.kwargs)) if o.dtype in FLOAT_DTYPES]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return fn, inputs
+
+
+# ----------------------------------------------------------------------------- forward
+
+FORWARD_CASES = [
+    pytest.param(*p.values, dtype, id=f"{p.id}-{dtype}")
+    for dtype in ("float64", "float32")
+    for p in _cases(dtype)
+] + [
+    pytest.param(*p.values, "complex128", id=f"{p.id}-complex128")
+    for p in _cases("complex128", lambda op: op.supports_complex)
+]
+
+
+@pytest.mark.parametrize("op, sample, dtype", FORWARD_CASES)
+def test_forward(op, sample, dtype):
+    got = _flat(op.op(*[to_tensor(a) for a in sample.args], **sample.kwargs))
+    kwargs = ref_kwargs(sample.kwargs)
+    want = _flat(op.ref(*[as_array(a) for a in sample.args], **kwargs))  # for the dtype
+    exact = _flat(op.ref(*[_upcast(a) for a in sample.args], **kwargs))  # for the values
+    assert len(got) == len(want)
+    rtol, atol = op.tol.get(dtype, FORWARD_TOL[dtype])
+    for g, w, e in zip(got, want, exact):
+        g, w = g.detach().numpy(), np.asarray(w)
+        assert g.shape == w.shape
+        assert g.dtype == w.dtype
+        if w.dtype.kind in "fc":
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+# ----------------------------------------------------------------------------- gradients
+
+
+@pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_grad))
+def test_gradcheck(op, sample):
+    fn, inputs = _as_function(op, sample)
+    assert torch.autograd.gradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize(
+    "op, sample", _cases("complex128", lambda op: op.supports_complex and op.supports_grad)
+)
+def test_gradcheck_complex(op, sample):
+    fn, inputs = _as_function(op, sample)
+    assert torch.autograd.gradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_gradgrad))
+def test_gradgradcheck(op, sample):
+    fn, inputs = _as_function(op, sample)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+def _grads(op, sample):
+    """Gradients of <op(inputs), cotangent> with a fixed random cotangent, as arrays."""
+    fn, inputs = _as_function(op, sample)
+    outs = _flat(fn(*inputs))
+    rng = np.random.default_rng(0)
+    cotangents = [
+        torch.tensor(rng.standard_normal(tuple(o.shape)).astype(o.detach().numpy().dtype))
+        for o in outs
+    ]
+    grads = torch.autograd.grad(outs, inputs, cotangents)
+    return [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize(
+    "op, index",
+    [
+        pytest.param(op, i, id=f"{op.name}-sample{i}")
+        for op in OP_DB
+        if op.supports_grad
+        for i in range(len(op.samples("float64")))
+    ],
+)
+def test_grad_float32_matches_float64(op, index):
+    g64 = _grads(op, op.samples("float64")[index])
+    g32 = _grads(op, op.samples("float32")[index])
+    assert len(g32) == len(g64)
+    for a, b in zip(g32, g64):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=GRAD32_TOL[0], atol=GRAD32_TOL[1])
+
+
+# ----------------------------------------------------------------------------- graph names
+
+
+@pytest.mark.parametrize(
+    "op, sample",
+    [p for p in _cases("float64", lambda op: op.supports_grad) if p.values[1].grad_fn is not None],
+)
+def test_grad_fn_name(op, sample):
+    fn, inputs = _as_function(op, sample)
+    out = _flat(fn(*inputs))[0]
+    assert out.grad_fn.name() == sample.grad_fn
+
+
+# ----------------------------------------------------------------------------- the database itself
+
+
+def test_db_covers_issue_ops():
+    names = [op.name for op in OP_DB]
+    print(f"op database: {len(OP_DB)} entries, {len(ISSUE_OPS)} issue ops")
+    assert len(set(names)) == len(names), "duplicate entry names"
+    assert [n for n in ISSUE_OPS if n not in names] == []
+    assert len(OP_DB) >= len(ISSUE_OPS)
+
+
+# Ops whose samples cannot hold such an input, and why.
+NO_NONCONTIG = {"as_strided": "reads the storage directly, so its input must be a fresh tensor"}
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OP_DB])
+def test_samples_cover_layouts(op):
+    samples = op.samples("float64")
+    arrays = [a for s in samples for a in s.args if isinstance(as_array(a), np.ndarray)]
+    assert any(as_array(a).size == 0 for a in arrays), "no zero-size sample"
+    if op.name not in NO_NONCONTIG:
+        assert any(isinstance(a, NonContig) for a in arrays), "no non-contiguous sample"
