@@ -148,26 +148,26 @@ impl Layout {
             )));
         }
         let off = target.len() - nd;
-        let mut shape = Dims::new();
-        let mut strides = Dims::new();
-        for (i, &t) in target.iter().enumerate() {
+        let mut shape: Dims = smallvec::smallvec![0; target.len()];
+        let mut strides: Dims = smallvec::smallvec![0; target.len()];
+        // Walk from the last dim, as torch does, so errors name the same dim.
+        for i in (0..target.len()).rev() {
+            let t = target[i];
             if i < off {
                 if t < 0 {
                     return Err(Error::runtime(format!(
                         "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
                     )));
                 }
-                shape.push(t as usize);
-                strides.push(0);
+                shape[i] = t as usize;
                 continue;
             }
             let (n, s) = (self.shape[i - off], self.strides[i - off]);
             if t == -1 || t as usize == n {
-                shape.push(n);
-                strides.push(s);
+                shape[i] = n;
+                strides[i] = s;
             } else if n == 1 && t >= 0 {
-                shape.push(t as usize);
-                strides.push(0);
+                shape[i] = t as usize;
             } else {
                 return Err(Error::runtime(format!(
                     "The expanded size of the tensor ({t}) must match the existing size ({n}) at non-singleton dimension {i}.  Target sizes: [{}].  Tensor sizes: {}",
@@ -232,7 +232,8 @@ impl Layout {
         let n = self.shape[d] as i64;
         if index < -n || index >= n {
             return Err(Error::index(format!(
-                "index {index} is out of bounds for dimension {d} with size {n}"
+                "select(): index {index} out of range for tensor of size {} at dimension {d}",
+                crate::shape::fmt_dims(&self.shape)
             )));
         }
         let i = if index < 0 { index + n } else { index } as usize;

@@ -21,6 +21,26 @@ use crate::error::{Error, Result};
 
 const ALIGN: usize = 64;
 
+/// A kernel's output vector, kept as the owner of the storage built on it.
+struct SendVec<T>(#[allow(dead_code)] Vec<T>);
+
+/// Fail with torch's allocator error when `count` elements of `itemsize` bytes cannot be
+/// allocated, before any kernel tries (Rust's Vec would abort the process instead).
+pub fn ensure_allocatable(count: usize, itemsize: usize) -> Result<()> {
+    let bytes = count.checked_mul(itemsize).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
+        Error::runtime(format!("Storage size calculation overflowed with sizes=[{count}]"))
+    })?;
+    if bytes < (1 << 26) {
+        return Ok(());
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        Error::runtime(format!(
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
+        ))
+    })
+}
+
 enum Owner {
     /// Allocated here with `ALIGN`; freed on drop.
     Rust,
@@ -57,18 +77,20 @@ impl Storage {
             let p = unsafe { alloc_zeroed(layout) };
             NonNull::new(p).ok_or_else(|| {
                 Error::runtime(format!(
-                    "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes."
+                    "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
                 ))
             })?
         };
         Ok(Storage { ptr, bytes, dtype, owner: Owner::Rust })
     }
 
-    pub fn from_vec<T: Element>(v: Vec<T>) -> Storage {
-        let s = Storage::zeros(T::DTYPE, v.len()).expect("vector already fits in memory");
-        // SAFETY: fresh allocation of exactly v.len() elements of T.
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), s.ptr.as_ptr() as *mut T, v.len()) };
-        s
+    /// Adopt a vector's buffer without copying (kernels build their outputs in Vecs).
+    pub fn from_vec<T: Element>(mut v: Vec<T>) -> Storage {
+        let len = v.len();
+        let ptr = v.as_mut_ptr() as *mut u8;
+        // SAFETY: the Vec's buffer holds `len` initialized T's and never moves while the
+        // Vec (kept in `owner`) is alive; moving the Vec does not move its heap buffer.
+        unsafe { Storage::from_foreign(ptr, len, T::DTYPE, Box::new(SendVec(v))) }
     }
 
     /// Wrap memory owned elsewhere.

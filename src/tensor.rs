@@ -138,14 +138,18 @@ impl Tensor {
     }
 
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
-        let n = checked_numel(shape)?;
-        crate::with_dtype!(dtype, T => Self::from_vec(vec![T::from_scalar(value); n], shape))
+        let t = Self::zeros(shape, dtype)?;
+        if !value.is_zero() {
+            crate::with_dtype!(dtype, T => crate::kernels::copy::fill(&t, T::from_scalar(value)));
+        }
+        Ok(t)
     }
 
     /// A new tensor sharing storage and version counter with `self`, with another layout.
     pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Tensor {
         let base = self.view_base().unwrap_or_else(|| self.clone());
-        let inference = self.0.inference || grad_mode::is_inference_mode();
+        // A view of a normal tensor stays normal even when made in inference mode.
+        let inference = self.0.inference;
         Self::from_parts(
             self.0.storage.clone(),
             layout,
@@ -328,8 +332,13 @@ impl Tensor {
         m.attr_version = v;
     }
 
-    /// Set the leaf flag with torch's checks (C1–C6, C127).
+    /// Set the leaf flag with torch's checks (C1–C6, C127). torch words the dtype error
+    /// differently for the attribute setter and for `requires_grad_()`.
     pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
+        self.set_requires_grad_with(requires_grad, "only Tensors of floating point dtype can require gradients")
+    }
+
+    pub fn set_requires_grad_with(&self, requires_grad: bool, dtype_error: &str) -> Result<()> {
         if !self.is_leaf() {
             if !requires_grad {
                 return Err(Error::runtime(
@@ -340,9 +349,7 @@ impl Tensor {
         }
         if requires_grad {
             if !self.dtype().is_differentiable() {
-                return Err(Error::runtime(
-                    "only Tensors of floating point dtype can require gradients",
-                ));
+                return Err(Error::runtime(dtype_error));
             }
             if self.is_inference() && !grad_mode::is_inference_mode() {
                 return Err(Error::runtime(

@@ -37,16 +37,12 @@ fn copy_for(param: &Tensor, grad: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// Add `grad` into `param.grad`. The leaf's metadata stays locked for the whole update,
+/// so concurrent backward passes into one shared leaf never lose a contribution.
 pub fn accumulate(param: &Tensor, grad: Tensor, create_graph: bool) -> Result<()> {
-    let old = param.meta().grad.take();
-    let new = match old {
-        None if create_graph => {
-            if grad.requires_grad() {
-                crate::ops::unary::clone(&grad)?
-            } else {
-                copy_for(param, &grad)?
-            }
-        }
+    let mut meta = param.meta();
+    let new = match meta.grad.clone() {
+        None if create_graph && grad.requires_grad() => crate::ops::unary::clone(&grad)?,
         None => copy_for(param, &grad)?,
         Some(old) if !create_graph => {
             if !obeys_layout_contract(&old, param) {
@@ -59,14 +55,13 @@ pub fn accumulate(param: &Tensor, grad: Tensor, create_graph: bool) -> Result<()
                 );
             }
             let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
-            let sum = crate::kernels::cast_tensor(&grad, old.dtype());
-            let total = crate::ops::binary::add(&old, &sum)?;
+            let total = crate::ops::binary::add(&old, &grad)?;
             write_into(&old, &total)?;
             old.bump_version();
             old
         }
         Some(old) => crate::ops::binary::add(&old, &grad)?,
     };
-    param.meta().grad = Some(new);
+    meta.grad = Some(new);
     Ok(())
 }

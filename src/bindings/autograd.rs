@@ -221,3 +221,19 @@ pub fn _with_num_threads(py: Python<'_>, n: usize, f: &Bound<'_, PyAny>) -> PyRe
     let f = f.clone().unbind();
     py.detach(|| pool.install(|| Python::attach(|py| f.call0(py))))
 }
+
+/// `_C._functions.UndefinedGrad()(t)`: see `ops::unary::UndefinedGrad`.
+#[pyclass(name = "UndefinedGrad", module = "ferrograd._C._functions", frozen)]
+pub struct PyUndefinedGrad;
+
+#[pymethods]
+impl PyUndefinedGrad {
+    #[new]
+    fn new() -> Self {
+        PyUndefinedGrad
+    }
+    fn __call__(&self, py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let t = extract_tensor(t, "input")?;
+        to_py(py, run(|| crate::ops::unary::undefined_grad(&t))?)
+    }
+}

@@ -55,5 +55,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_set_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_live_tensor_count, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
+    let functions = PyModule::new(m.py(), "_functions")?;
+    functions.add_class::<autograd::PyUndefinedGrad>()?;
+    m.add_submodule(&functions)?;
     Ok(())
 }

@@ -398,7 +398,9 @@ impl PyTensor {
     }
     #[setter]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
-        run(|| self.t.set_requires_grad(value))
+        run(|| {
+            self.t.set_requires_grad_with(value, "only Tensors of floating point and complex dtype can require gradients")
+        })
     }
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_(slf: Bound<'_, Self>, requires_grad: bool) -> PyResult<Bound<'_, Self>> {

@@ -73,8 +73,9 @@ pub fn zip<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let n = crate::shape::checked_numel(&shape)?;
+    crate::storage::ensure_allocatable(n, std::mem::size_of::<U>())?;
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    let n: usize = shape.iter().product();
     if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous() {
         let (x, y) = (contiguous_data::<T>(&a), contiguous_data::<T>(&b));
         let out: Vec<U> = if n >= PARALLEL_GRAIN {
@@ -106,6 +107,7 @@ pub fn zip<T: Element, U: Element>(
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
 pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), a.shape())?, b.shape())?;
+    crate::storage::ensure_allocatable(crate::shape::checked_numel(&shape)?, std::mem::size_of::<T>())?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
     let lc = cond.layout().expand_to(&shape)?;

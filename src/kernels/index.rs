@@ -61,12 +61,13 @@ pub fn scatter_add<T: Arith>(base: &Tensor, dim: usize, index: &Tensor, src: &Te
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,
 /// shape `from.shape`) at `from`'s offsets into zeros, then read `to` row-major. With
 /// `to` the input's layout and `from` a view's, this is the adjoint of every view op.
-pub fn restride<T: Arith>(x: &Tensor, from: &crate::layout::Layout, to: &crate::layout::Layout) -> Vec<T> {
+pub fn restride<T: Arith>(x: &Tensor, from: &crate::layout::Layout, to: &crate::layout::Layout) -> Result<Vec<T>> {
     let extent = from.storage_extent().max(to.storage_extent());
+    crate::storage::ensure_allocatable(extent + to.numel(), std::mem::size_of::<T>())?;
     let mut buf = vec![T::zero(); extent];
     let vals = contiguous_data::<T>(x);
     for (off, &v) in from.offsets().zip(vals.iter()) {
         buf[off] = buf[off] + v;
     }
-    to.offsets().map(|o| buf[o]).collect()
+    Ok(to.offsets().map(|o| buf[o]).collect())
 }

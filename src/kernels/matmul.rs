@@ -27,7 +27,9 @@ pub fn batched<T: Element + Arith>(
     n: usize,
 ) -> Result<Vec<T>> {
     let batch = a_mats.len();
-    let mut out = vec![T::zero(); batch * m * n];
+    let total = crate::shape::checked_numel(&[batch, m, n])?;
+    crate::storage::ensure_allocatable(total, std::mem::size_of::<T>())?;
+    let mut out = vec![T::zero(); total];
     let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
     let gemm_native = matches!(T::DTYPE, DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128);
     let big = (m * n * k) >= 48 * 48 * 48;

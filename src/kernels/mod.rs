@@ -21,6 +21,9 @@ pub const PARALLEL_GRAIN: usize = 1 << 15;
 
 /// The tensor's elements in row-major order as `T`, borrowing when possible.
 pub fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
+    if t.numel() == 0 {
+        return Cow::Owned(Vec::new());
+    }
     if t.dtype() == T::DTYPE && t.is_contiguous() {
         let s = t.storage().slice::<T>();
         let start = t.offset();
@@ -38,6 +41,9 @@ pub fn gather_as<T: Element>(t: &Tensor) -> Vec<T> {
 pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T> {
     let n = layout.numel();
     let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
     if layout.is_contiguous() {
         let s = &src[layout.offset..layout.offset + n];
         out.extend(s.iter().map(|&x| cast::<S, T>(x)));

@@ -29,7 +29,7 @@ pub fn reduce_rows<T: Element, U: Send>(
     let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
     let row_len: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let out_len: usize = reduced_shape(x.shape(), dims).iter().product();
-    let data: std::borrow::Cow<[T]> = if x.dtype() == T::DTYPE && layout.is_contiguous() {
+    let data: std::borrow::Cow<[T]> = if x.numel() > 0 && x.dtype() == T::DTYPE && layout.is_contiguous() {
         let s = x.storage().slice::<T>();
         std::borrow::Cow::Borrowed(&s[layout.offset..layout.offset + layout.numel()])
     } else {

@@ -158,85 +158,90 @@ pub fn sub(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     apply1(Sub { alpha }, &[a.clone(), b.clone()])
 }
 
-/// tensor ⊕ Python scalar, one op per torch overload (AddBackward1, RsubBackward1, ...).
-pub struct ScalarArith {
-    pub kind: Arithmetic,
+/// A Python number as the 0-dim "wrapped number" tensor torch's operators use: its dtype
+/// is what the number promotes `peer` to, so it never widens the result beyond torch's
+/// scalar promotion rules.
+pub fn wrapped_scalar(peer: &Tensor, s: Scalar) -> Tensor {
+    Tensor::scalar(s, promote_with_scalar(peer.dtype(), s))
+}
+
+pub fn add_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    add(a, &wrapped_scalar(a, s))
+}
+pub fn sub_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    sub(a, &wrapped_scalar(a, s), Scalar::Int(1))
+}
+pub fn mul_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    mul(a, &wrapped_scalar(a, s))
+}
+pub fn div_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
+    div(a, &wrapped_scalar(a, s))
+}
+
+/// The ops torch records with a Scalar operand: `s - x` (RsubBackward1), `x ** s`
+/// (PowBackward0) and `s ** x` (PowBackward2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ScalarOpKind {
+    Rsub,
+    Pow,
+    RPow,
+}
+
+pub struct ScalarOp {
+    pub kind: ScalarOpKind,
     pub scalar: Scalar,
-    /// scalar ⊕ tensor (rsub, rpow, rdiv).
-    pub reversed: bool,
 }
-impl ScalarArith {
-    fn dtype(&self, a: &Tensor) -> DType {
-        compute_dtype(self.kind, promote_with_scalar(a.dtype(), self.scalar))
-    }
-}
-impl Op for ScalarArith {
+
+impl Op for ScalarOp {
     fn name(&self) -> &'static str {
-        match (self.kind, self.reversed) {
-            (Arithmetic::Add, _) => "AddBackward1",
-            (Arithmetic::Sub, false) => "SubBackward1",
-            (Arithmetic::Sub, true) => "RsubBackward1",
-            (Arithmetic::Mul, _) => "MulBackward1",
-            (Arithmetic::Div, false) => "DivBackward1",
-            (Arithmetic::Div, true) => "DivBackward0",
-            (Arithmetic::Pow, false) => "PowBackward0",
-            (Arithmetic::Pow, true) => "PowBackward2",
+        match self.kind {
+            ScalarOpKind::Rsub => "RsubBackward1",
+            ScalarOpKind::Pow => "PowBackward0",
+            ScalarOpKind::RPow => "PowBackward2",
         }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let a = &inputs[0];
-        let dtype = self.dtype(a);
-        if self.kind == Arithmetic::Pow && !self.reversed && dtype.category() == Category::Integral {
+        let (kind, reversed) = match self.kind {
+            ScalarOpKind::Rsub => (Arithmetic::Sub, true),
+            ScalarOpKind::Pow => (Arithmetic::Pow, false),
+            ScalarOpKind::RPow => (Arithmetic::Pow, true),
+        };
+        let dtype = compute_dtype(kind, promote_with_scalar(a.dtype(), self.scalar));
+        if self.kind == ScalarOpKind::Pow && dtype.category() == Category::Integral {
             if let Scalar::Int(e) = self.scalar {
                 if e < 0 {
                     return Err(Error::runtime("Integers to negative integer powers are not allowed."));
                 }
             }
         }
-        one(arith_scalar(self.kind, a, self.scalar, self.reversed, dtype)?)
+        one(arith_scalar(kind, a, self.scalar, reversed, dtype)?)
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        match (self.kind, self.reversed) {
-            (Arithmetic::Pow, false) => smallvec![Some(SaveRef::Input(0))],
-            (Arithmetic::Pow, true) | (Arithmetic::Div, true) => smallvec![Some(SaveRef::Output(0))],
-            _ => smallvec![],
+        match self.kind {
+            ScalarOpKind::Rsub => smallvec![],
+            ScalarOpKind::Pow => smallvec![Some(SaveRef::Input(0))],
+            ScalarOpKind::RPow => smallvec![Some(SaveRef::Output(0))],
         }
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
         let s = self.scalar;
-        let conj_s = match s {
-            Scalar::Complex(c) => Scalar::Complex(c.conj()),
-            other => other,
-        };
-        let out = match (self.kind, self.reversed) {
-            (Arithmetic::Add, _) => g,
-            (Arithmetic::Sub, false) => g,
-            (Arithmetic::Sub, true) => neg(&g)?,
-            (Arithmetic::Mul, _) => mul_scalar(&g, conj_s)?,
-            (Arithmetic::Div, false) => div_scalar(&g, conj_s)?,
-            (Arithmetic::Div, true) => {
-                // d(s/x)/dx = -s/x^2 = -result/x; written with the saved result only.
-                let r = ctx.saved(0)?;
-                let r2 = mul(r, r)?;
-                neg(&mul(&g, &conj(&div_scalar(&r2, s)?)?)?)?
+        let out = match self.kind {
+            ScalarOpKind::Rsub => neg(&g)?,
+            ScalarOpKind::Pow if s.is_zero() => crate::ops::creation::zeros_like(&g)?,
+            ScalarOpKind::Pow => {
+                let x = ctx.saved(0)?;
+                let e_minus_1 = match s {
+                    Scalar::Int(i) => Scalar::Int(i - 1),
+                    Scalar::Bool(b) => Scalar::Int(b as i64 - 1),
+                    Scalar::Float(f) => Scalar::Float(f - 1.0),
+                    Scalar::Complex(c) => Scalar::Complex(c - 1.0),
+                };
+                let d = mul_scalar(&pow_scalar(x, e_minus_1)?, s)?;
+                mul(&g, &conj(&d)?)?
             }
-            (Arithmetic::Pow, false) => {
-                if s.is_zero() {
-                    crate::ops::creation::zeros_like(&g)?
-                } else {
-                    let x = ctx.saved(0)?;
-                    let e_minus_1 = match s {
-                        Scalar::Int(i) => Scalar::Int(i - 1),
-                        Scalar::Bool(b) => Scalar::Int(b as i64 - 1),
-                        Scalar::Float(f) => Scalar::Float(f - 1.0),
-                        Scalar::Complex(c) => Scalar::Complex(c - 1.0),
-                    };
-                    let d = mul_scalar(&pow_scalar(x, e_minus_1)?, s)?;
-                    mul(&g, &conj(&d)?)?
-                }
-            }
-            (Arithmetic::Pow, true) => {
+            ScalarOpKind::RPow => {
                 // d(s^x)/dx = s^x * ln(s)
                 let r = ctx.saved(0)?;
                 let ln_s = s.to_c64().ln();
@@ -248,35 +253,16 @@ impl Op for ScalarArith {
     }
 }
 
-fn scalar_op(kind: Arithmetic, a: &Tensor, s: Scalar, reversed: bool) -> Result<Tensor> {
-    apply1(ScalarArith { kind, scalar: s, reversed }, &[a.clone()])
-}
-pub fn add_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
-    scalar_op(Arithmetic::Add, a, s, false)
-}
-pub fn sub_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
-    scalar_op(Arithmetic::Sub, a, s, false)
-}
 /// s - a
 pub fn sub_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
-    scalar_op(Arithmetic::Sub, a, s, true)
-}
-pub fn mul_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
-    scalar_op(Arithmetic::Mul, a, s, false)
-}
-pub fn div_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
-    scalar_op(Arithmetic::Div, a, s, false)
-}
-/// s / a
-pub fn div_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
-    scalar_op(Arithmetic::Div, a, s, true)
+    apply1(ScalarOp { kind: ScalarOpKind::Rsub, scalar: s }, &[a.clone()])
 }
 pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
-    scalar_op(Arithmetic::Pow, a, e, false)
+    apply1(ScalarOp { kind: ScalarOpKind::Pow, scalar: e }, &[a.clone()])
 }
 /// s ** a
 pub fn pow_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
-    scalar_op(Arithmetic::Pow, a, s, true)
+    apply1(ScalarOp { kind: ScalarOpKind::RPow, scalar: s }, &[a.clone()])
 }
 
 // ---------------------------------------------------------------- mul / div / pow

@@ -37,6 +37,7 @@ fn check_float(dtype: DType, what: &str) -> Result<()> {
 pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "check_uniform_bounds")?;
     let n = checked_numel(shape)?;
+    crate::storage::ensure_allocatable(n * 2, 8)?;
     let v: Vec<f64> = with_generator(|g| (0..n * complex_factor(dtype)).map(|_| g.uniform()).collect());
     from_f64s(v, shape, dtype)
 }
@@ -45,6 +46,7 @@ pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
 pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "normal_kernel_cpu")?;
     let n = checked_numel(shape)?;
+    crate::storage::ensure_allocatable(n * 2, 8)?;
     let scale = if dtype.is_complex() { std::f64::consts::FRAC_1_SQRT_2 } else { 1.0 };
     let v: Vec<f64> = with_generator(|g| (0..n * complex_factor(dtype)).map(|_| g.normal() * scale).collect());
     from_f64s(v, shape, dtype)
@@ -71,6 +73,7 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
         )));
     }
     let n = checked_numel(shape)?;
+    crate::storage::ensure_allocatable(n, 8)?;
     let v: Vec<i64> = with_generator(|g| (0..n).map(|_| g.int_range(low, high)).collect());
     let t = Tensor::from_vec(v, shape)?;
     Ok(if dtype == DType::I64 { t } else { crate::kernels::cast_tensor(&t, dtype) })
@@ -95,6 +98,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     }
     let n = n as usize;
     checked_numel(&[n])?;
+    crate::storage::ensure_allocatable(n, 8)?;
     if all_int {
         let (si, sti) = (start_int(start), start_int(step));
         let v: Vec<i64> = (0..n as i64).map(|i| si + i * sti).collect();
@@ -119,6 +123,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     }
     let n = steps as usize;
     checked_numel(&[n])?;
+    crate::storage::ensure_allocatable(n, 8)?;
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     let half = n / 2;
     // Fill from both ends, as torch does, so the last element is exactly `end`.

@@ -9,7 +9,7 @@ use crate::autograd::view::rebase_history_on_view;
 use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::copy::write_into;
-use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarArith, Sub};
+use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
 use crate::ops::unary::{Clamp, Relu};
 use crate::ops::{build_node, recording, Grads, Op, Outputs, SaveRef, VjpCtx};
 use crate::tensor::{CreationMeta, Tensor};
@@ -118,8 +118,16 @@ pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
 pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
     apply_inplace(Div, &[t.clone(), other.clone()])
 }
+/// `t ⊕= s` for a Python number (recorded like torch, with a wrapped-number tensor).
 pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
-    apply_inplace(ScalarArith { kind, scalar: s, reversed: false }, &[t.clone()])
+    let w = crate::ops::binary::wrapped_scalar(t, s);
+    match kind {
+        Arithmetic::Add => add_(t, &w, Scalar::Int(1)),
+        Arithmetic::Sub => sub_(t, &w, Scalar::Int(1)),
+        Arithmetic::Mul => mul_(t, &w),
+        Arithmetic::Div => div_(t, &w),
+        Arithmetic::Pow => apply_inplace(ScalarOp { kind: ScalarOpKind::Pow, scalar: s }, &[t.clone()]),
+    }
 }
 pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
     apply_inplace(Clamp { min, max }, &[t.clone()])

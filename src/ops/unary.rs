@@ -327,3 +327,21 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
 pub fn is_nan_any<T: Float>(v: &[T]) -> bool {
     v.iter().any(|x| x.is_nan_())
 }
+
+/// Identity whose backward sends an undefined gradient (gradcheck's undefined-grad
+/// check: every rule must cope with missing output gradients).
+pub struct UndefinedGrad;
+impl Op for UndefinedGrad {
+    fn name(&self) -> &'static str {
+        "UndefinedGradBackward"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        Ok(smallvec![crate::kernels::cast_tensor(&inputs[0], inputs[0].dtype())])
+    }
+    fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
+        Ok(smallvec![None])
+    }
+}
+pub fn undefined_grad(x: &Tensor) -> Result<Tensor> {
+    apply1(UndefinedGrad, &[x.clone()])
+}

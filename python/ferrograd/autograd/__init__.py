@@ -190,10 +190,7 @@ def grad(
     t_outputs = _as_tuple(outputs)
     grad_outputs = _as_tuple(grad_outputs, len(t_outputs))
     if len(t_outputs) != len(grad_outputs):
-        raise RuntimeError(
-            f"grad requires one grad_output per output: got {len(t_outputs)} outputs and "
-            f"{len(grad_outputs)} grad_outputs"
-        )
+        raise RuntimeError(f"got {len(t_outputs)} tensors and {len(grad_outputs)} gradients")
     grads = _make_grads(t_outputs, grad_outputs, is_grads_batched)
     if retain_graph is None:
         retain_graph = create_graph
