@@ -279,10 +279,16 @@ pub fn result_type(tensors: &[(DType, bool)], scalars: &[Scalar]) -> DType {
         }
         (Some(a), None) => a,
         (None, Some(z)) => z,
-        (None, None) => return scalars.iter().fold(DType::Bool, |acc, s| {
-            let d = s.default_dtype();
-            if d.category() > acc.category() { d } else { acc }
-        }),
+        (None, None) => {
+            return scalars.iter().fold(DType::Bool, |acc, s| {
+                let d = s.default_dtype();
+                if d.category() > acc.category() {
+                    d
+                } else {
+                    acc
+                }
+            })
+        }
     };
     for &s in scalars {
         out = promote_with_scalar(out, s);
@@ -341,16 +347,36 @@ macro_rules! int_element {
     ($t:ty, $d:expr) => {
         impl Element for $t {
             const DTYPE: DType = $d;
-            fn zero() -> Self { 0 }
-            fn one() -> Self { 1 }
-            fn to_f64(self) -> f64 { self as f64 }
-            fn to_i64(self) -> i64 { self as i64 }
-            fn to_c64(self) -> Complex64 { Complex64::new(self as f64, 0.0) }
-            fn to_bool(self) -> bool { self != 0 }
-            fn from_f64(v: f64) -> Self { v as i64 as $t }
-            fn from_i64(v: i64) -> Self { v as $t }
-            fn from_c64(v: Complex64) -> Self { v.re as i64 as $t }
-            fn from_bool(v: bool) -> Self { v as $t }
+            fn zero() -> Self {
+                0
+            }
+            fn one() -> Self {
+                1
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn to_c64(self) -> Complex64 {
+                Complex64::new(self as f64, 0.0)
+            }
+            fn to_bool(self) -> bool {
+                self != 0
+            }
+            fn from_f64(v: f64) -> Self {
+                v as i64 as $t
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn from_c64(v: Complex64) -> Self {
+                v.re as i64 as $t
+            }
+            fn from_bool(v: bool) -> Self {
+                v as $t
+            }
         }
     };
 }
@@ -360,32 +386,72 @@ int_element!(i64, DType::I64);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
-    fn zero() -> Self { false }
-    fn one() -> Self { true }
-    fn to_f64(self) -> f64 { self as i64 as f64 }
-    fn to_i64(self) -> i64 { self as i64 }
-    fn to_c64(self) -> Complex64 { Complex64::new(self as i64 as f64, 0.0) }
-    fn to_bool(self) -> bool { self }
-    fn from_f64(v: f64) -> Self { v != 0.0 }
-    fn from_i64(v: i64) -> Self { v != 0 }
-    fn from_c64(v: Complex64) -> Self { v.re != 0.0 || v.im != 0.0 }
-    fn from_bool(v: bool) -> Self { v }
+    fn zero() -> Self {
+        false
+    }
+    fn one() -> Self {
+        true
+    }
+    fn to_f64(self) -> f64 {
+        self as i64 as f64
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn to_c64(self) -> Complex64 {
+        Complex64::new(self as i64 as f64, 0.0)
+    }
+    fn to_bool(self) -> bool {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    fn from_c64(v: Complex64) -> Self {
+        v.re != 0.0 || v.im != 0.0
+    }
+    fn from_bool(v: bool) -> Self {
+        v
+    }
 }
 
 macro_rules! float_element {
     ($t:ty, $d:expr, $to:expr, $from:expr) => {
         impl Element for $t {
             const DTYPE: DType = $d;
-            fn zero() -> Self { $from(0.0) }
-            fn one() -> Self { $from(1.0) }
-            fn to_f64(self) -> f64 { $to(self) }
-            fn to_i64(self) -> i64 { $to(self) as i64 }
-            fn to_c64(self) -> Complex64 { Complex64::new($to(self), 0.0) }
-            fn to_bool(self) -> bool { $to(self) != 0.0 }
-            fn from_f64(v: f64) -> Self { $from(v) }
-            fn from_i64(v: i64) -> Self { $from(v as f64) }
-            fn from_c64(v: Complex64) -> Self { $from(v.re) }
-            fn from_bool(v: bool) -> Self { $from(v as i64 as f64) }
+            fn zero() -> Self {
+                $from(0.0)
+            }
+            fn one() -> Self {
+                $from(1.0)
+            }
+            fn to_f64(self) -> f64 {
+                $to(self)
+            }
+            fn to_i64(self) -> i64 {
+                $to(self) as i64
+            }
+            fn to_c64(self) -> Complex64 {
+                Complex64::new($to(self), 0.0)
+            }
+            fn to_bool(self) -> bool {
+                $to(self) != 0.0
+            }
+            fn from_f64(v: f64) -> Self {
+                $from(v)
+            }
+            fn from_i64(v: i64) -> Self {
+                $from(v as f64)
+            }
+            fn from_c64(v: Complex64) -> Self {
+                $from(v.re)
+            }
+            fn from_bool(v: bool) -> Self {
+                $from(v as i64 as f64)
+            }
         }
     };
 }
@@ -396,30 +462,70 @@ float_element!(bf16, DType::BF16, |x: bf16| x.to_f64(), bf16::from_f64);
 
 impl Element for Complex32 {
     const DTYPE: DType = DType::C64;
-    fn zero() -> Self { Complex32::new(0.0, 0.0) }
-    fn one() -> Self { Complex32::new(1.0, 0.0) }
-    fn to_f64(self) -> f64 { self.re as f64 }
-    fn to_i64(self) -> i64 { self.re as i64 }
-    fn to_c64(self) -> Complex64 { Complex64::new(self.re as f64, self.im as f64) }
-    fn to_bool(self) -> bool { self.re != 0.0 || self.im != 0.0 }
-    fn from_f64(v: f64) -> Self { Complex32::new(v as f32, 0.0) }
-    fn from_i64(v: i64) -> Self { Complex32::new(v as f32, 0.0) }
-    fn from_c64(v: Complex64) -> Self { Complex32::new(v.re as f32, v.im as f32) }
-    fn from_bool(v: bool) -> Self { Complex32::new(v as i64 as f32, 0.0) }
+    fn zero() -> Self {
+        Complex32::new(0.0, 0.0)
+    }
+    fn one() -> Self {
+        Complex32::new(1.0, 0.0)
+    }
+    fn to_f64(self) -> f64 {
+        self.re as f64
+    }
+    fn to_i64(self) -> i64 {
+        self.re as i64
+    }
+    fn to_c64(self) -> Complex64 {
+        Complex64::new(self.re as f64, self.im as f64)
+    }
+    fn to_bool(self) -> bool {
+        self.re != 0.0 || self.im != 0.0
+    }
+    fn from_f64(v: f64) -> Self {
+        Complex32::new(v as f32, 0.0)
+    }
+    fn from_i64(v: i64) -> Self {
+        Complex32::new(v as f32, 0.0)
+    }
+    fn from_c64(v: Complex64) -> Self {
+        Complex32::new(v.re as f32, v.im as f32)
+    }
+    fn from_bool(v: bool) -> Self {
+        Complex32::new(v as i64 as f32, 0.0)
+    }
 }
 
 impl Element for Complex64 {
     const DTYPE: DType = DType::C128;
-    fn zero() -> Self { Complex64::new(0.0, 0.0) }
-    fn one() -> Self { Complex64::new(1.0, 0.0) }
-    fn to_f64(self) -> f64 { self.re }
-    fn to_i64(self) -> i64 { self.re as i64 }
-    fn to_c64(self) -> Complex64 { self }
-    fn to_bool(self) -> bool { self.re != 0.0 || self.im != 0.0 }
-    fn from_f64(v: f64) -> Self { Complex64::new(v, 0.0) }
-    fn from_i64(v: i64) -> Self { Complex64::new(v as f64, 0.0) }
-    fn from_c64(v: Complex64) -> Self { v }
-    fn from_bool(v: bool) -> Self { Complex64::new(v as i64 as f64, 0.0) }
+    fn zero() -> Self {
+        Complex64::new(0.0, 0.0)
+    }
+    fn one() -> Self {
+        Complex64::new(1.0, 0.0)
+    }
+    fn to_f64(self) -> f64 {
+        self.re
+    }
+    fn to_i64(self) -> i64 {
+        self.re as i64
+    }
+    fn to_c64(self) -> Complex64 {
+        self
+    }
+    fn to_bool(self) -> bool {
+        self.re != 0.0 || self.im != 0.0
+    }
+    fn from_f64(v: f64) -> Self {
+        Complex64::new(v, 0.0)
+    }
+    fn from_i64(v: i64) -> Self {
+        Complex64::new(v as f64, 0.0)
+    }
+    fn from_c64(v: Complex64) -> Self {
+        v
+    }
+    fn from_bool(v: bool) -> Self {
+        Complex64::new(v as i64 as f64, 0.0)
+    }
 }
 
 /// Run `$body` with `$T` bound to the Rust element type of `$dtype`.
@@ -428,22 +534,55 @@ macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F16 => { type $T = half::f16; $body }
-            __D::BF16 => { type $T = half::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
-            __D::C64 => { type $T = num_complex::Complex32; $body }
-            __D::C128 => { type $T = num_complex::Complex64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::C64 => {
+                type $T = num_complex::Complex32;
+                $body
+            }
+            __D::C128 => {
+                type $T = num_complex::Complex64;
+                $body
+            }
         }
     }};
 }
 
 pub fn unsupported(op: &str, d: DType) -> Error {
-    Error::runtime(format!("\"{op}\" not implemented for '{}'", d.scalar_type_name()))
+    Error::runtime(format!(
+        "\"{op}\" not implemented for '{}'",
+        d.scalar_type_name()
+    ))
 }
 
 pub fn check(cond: bool, op: &str, d: DType) -> Result<()> {
@@ -463,10 +602,22 @@ mod tests {
         assert_eq!(promote_types(DType::F16, DType::BF16), DType::F32);
         assert_eq!(promote_types(DType::C64, DType::F64), DType::C128);
         assert_eq!(promote_types(DType::Bool, DType::U8), DType::U8);
-        assert_eq!(promote_with_scalar(DType::I64, Scalar::Float(1.5)), DType::F32);
-        assert_eq!(promote_with_scalar(DType::F64, Scalar::Complex(Complex64::new(0.0, 1.0))), DType::C128);
-        assert_eq!(result_type(&[(DType::F32, false), (DType::F64, true)], &[]), DType::F32);
-        assert_eq!(result_type(&[(DType::I64, false), (DType::F64, true)], &[]), DType::F64);
+        assert_eq!(
+            promote_with_scalar(DType::I64, Scalar::Float(1.5)),
+            DType::F32
+        );
+        assert_eq!(
+            promote_with_scalar(DType::F64, Scalar::Complex(Complex64::new(0.0, 1.0))),
+            DType::C128
+        );
+        assert_eq!(
+            result_type(&[(DType::F32, false), (DType::F64, true)], &[]),
+            DType::F32
+        );
+        assert_eq!(
+            result_type(&[(DType::I64, false), (DType::F64, true)], &[]),
+            DType::F64
+        );
     }
     #[test]
     fn casts_truncate_like_torch() {

@@ -16,7 +16,11 @@ pub struct Layout {
 
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Layout {
-        Layout { shape: shape.into(), strides: contiguous_strides(shape), offset: 0 }
+        Layout {
+            shape: shape.into(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
     }
 
     pub fn ndim(&self) -> usize {
@@ -34,7 +38,12 @@ impl Layout {
         }
         self.offset
             + 1
-            + self.shape.iter().zip(&self.strides).map(|(&n, &s)| (n - 1) * s).sum::<usize>()
+            + self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(&n, &s)| (n - 1) * s)
+                .sum::<usize>()
     }
 
     /// Row-major contiguous (size-1 dims may have any stride).
@@ -109,7 +118,11 @@ impl Layout {
             )));
         }
         let mut seen: SmallVec<[bool; 6]> = SmallVec::from_elem(false, nd);
-        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        let mut out = Layout {
+            shape: Dims::new(),
+            strides: Dims::new(),
+            offset: self.offset,
+        };
         for &d in dims {
             let w = wrap_dim(d, nd)?;
             if seen[w] {
@@ -177,7 +190,11 @@ impl Layout {
             }
         }
         checked_numel(&shape)?;
-        Ok(Layout { shape, strides, offset: self.offset })
+        Ok(Layout {
+            shape,
+            strides,
+            offset: self.offset,
+        })
     }
 
     pub fn expand_to(&self, shape: &[usize]) -> Result<Layout> {
@@ -226,7 +243,9 @@ impl Layout {
 
     pub fn select(&self, dim: i64, index: i64) -> Result<Layout> {
         if self.ndim() == 0 {
-            return Err(Error::index("select() cannot be applied to a 0-dim tensor."));
+            return Err(Error::index(
+                "select() cannot be applied to a 0-dim tensor.",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let n = self.shape[d] as i64;
@@ -247,7 +266,11 @@ impl Layout {
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
         let d = wrap_dim_insert(dim, self.ndim())?;
         let mut out = self.clone();
-        let stride = if d < self.ndim() { self.shape[d] * self.strides[d] } else { 1 };
+        let stride = if d < self.ndim() {
+            self.shape[d] * self.strides[d]
+        } else {
+            1
+        };
         out.shape.insert(d, 1);
         out.strides.insert(d, stride.max(1));
         Ok(out)
@@ -255,7 +278,11 @@ impl Layout {
 
     /// Remove the given size-1 dims (all size-1 dims when `dims` is None).
     pub fn squeeze(&self, dims: Option<&[usize]>) -> Layout {
-        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        let mut out = Layout {
+            shape: Dims::new(),
+            strides: Dims::new(),
+            offset: self.offset,
+        };
         for i in 0..self.ndim() {
             let drop = self.shape[i] == 1 && dims.is_none_or(|d| d.contains(&i));
             if !drop {
@@ -276,11 +303,21 @@ impl Layout {
         }
         let (na, nb) = (self.shape[a] as i64, self.shape[b] as i64);
         let (len, start) = if offset >= 0 {
-            ((na.min(nb - offset)).max(0), offset as usize * self.strides[b])
+            (
+                (na.min(nb - offset)).max(0),
+                offset as usize * self.strides[b],
+            )
         } else {
-            ((nb.min(na + offset)).max(0), (-offset) as usize * self.strides[a])
+            (
+                (nb.min(na + offset)).max(0),
+                (-offset) as usize * self.strides[a],
+            )
         };
-        let mut out = Layout { shape: Dims::new(), strides: Dims::new(), offset: self.offset };
+        let mut out = Layout {
+            shape: Dims::new(),
+            strides: Dims::new(),
+            offset: self.offset,
+        };
         if len > 0 {
             out.offset += start;
         }
@@ -337,7 +374,11 @@ impl Layout {
         if view_d != -1 {
             return None;
         }
-        Some(Layout { shape: shape.into(), strides: new_strides, offset: self.offset })
+        Some(Layout {
+            shape: shape.into(),
+            strides: new_strides,
+            offset: self.offset,
+        })
     }
 
     pub fn as_strided(shape: &[usize], strides: &[usize], offset: usize) -> Result<Layout> {
@@ -349,7 +390,11 @@ impl Layout {
             )));
         }
         checked_numel(shape)?;
-        Ok(Layout { shape: shape.into(), strides: strides.into(), offset })
+        Ok(Layout {
+            shape: shape.into(),
+            strides: strides.into(),
+            offset,
+        })
     }
 
     /// Storage offsets of every element in row-major order (for generic strided kernels).
@@ -421,7 +466,11 @@ mod tests {
         let offs: Vec<usize> = t.offsets().collect();
         assert_eq!(offs, vec![0, 3, 1, 4, 2, 5]);
         assert_eq!(&t.dense_strides_like()[..], &[1, 3]);
-        let e = Layout::contiguous(&[3]).unsqueeze(0).unwrap().expand(&[4, 3]).unwrap();
+        let e = Layout::contiguous(&[3])
+            .unsqueeze(0)
+            .unwrap()
+            .expand(&[4, 3])
+            .unwrap();
         assert_eq!(&e.strides[..], &[0, 1]);
     }
 }

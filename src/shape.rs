@@ -49,7 +49,11 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
             dim
         )));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Like `wrap_dim` for an insertion point (unsqueeze): `0..=ndim`.
@@ -61,8 +65,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Dims> {
     let n = a.len().max(b.len());
     let mut out: Dims = SmallVec::from_elem(0, n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -82,7 +94,9 @@ pub fn is_expandable_to(from: &[usize], to: &[usize]) -> bool {
         return false;
     }
     let off = to.len() - from.len();
-    from.iter().enumerate().all(|(i, &s)| s == to[i + off] || s == 1)
+    from.iter()
+        .enumerate()
+        .all(|(i, &s)| s == to[i + off] || s == 1)
 }
 
 /// Row-major strides of a contiguous tensor.
@@ -128,7 +142,10 @@ pub fn infer_size(target: &[i64], numel: usize) -> Result<Dims> {
             return Err(Error::runtime(format!("invalid shape dimension {s}")));
         } else {
             known = known.checked_mul(s as usize).ok_or_else(|| {
-                Error::runtime(format!("shape '{:?}' is invalid for input of size {numel}", target))
+                Error::runtime(format!(
+                    "shape '{:?}' is invalid for input of size {numel}",
+                    target
+                ))
             })?;
             out.push(s as usize);
         }

@@ -27,9 +27,14 @@ struct SendVec<T>(#[allow(dead_code)] Vec<T>);
 /// Fail with torch's allocator error when `count` elements of `itemsize` bytes cannot be
 /// allocated, before any kernel tries (Rust's Vec would abort the process instead).
 pub fn ensure_allocatable(count: usize, itemsize: usize) -> Result<()> {
-    let bytes = count.checked_mul(itemsize).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
-        Error::runtime(format!("Storage size calculation overflowed with sizes=[{count}]"))
-    })?;
+    let bytes = count
+        .checked_mul(itemsize)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            Error::runtime(format!(
+                "Storage size calculation overflowed with sizes=[{count}]"
+            ))
+        })?;
     if bytes < (1 << 26) {
         return Ok(());
     }
@@ -67,7 +72,11 @@ impl Storage {
         let bytes = len
             .checked_mul(dtype.itemsize())
             .filter(|&b| b <= isize::MAX as usize - ALIGN)
-            .ok_or_else(|| Error::runtime(format!("Storage size calculation overflowed with sizes=[{len}]")))?;
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "Storage size calculation overflowed with sizes=[{len}]"
+                ))
+            })?;
         let ptr = if bytes == 0 {
             NonNull::new(ALIGN as *mut u8).expect("nonzero")
         } else {
@@ -81,7 +90,12 @@ impl Storage {
                 ))
             })?
         };
-        Ok(Storage { ptr, bytes, dtype, owner: Owner::Rust })
+        Ok(Storage {
+            ptr,
+            bytes,
+            dtype,
+            owner: Owner::Rust,
+        })
     }
 
     /// Adopt a vector's buffer without copying (kernels build their outputs in Vecs).
@@ -105,7 +119,12 @@ impl Storage {
         owner: Box<dyn Any + Send + Sync>,
     ) -> Storage {
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::new(ALIGN as *mut u8).expect("nonzero"));
-        Storage { ptr, bytes: len * dtype.itemsize(), dtype, owner: Owner::Foreign(owner) }
+        Storage {
+            ptr,
+            bytes: len * dtype.itemsize(),
+            dtype,
+            owner: Owner::Foreign(owner),
+        }
     }
 
     pub fn dtype(&self) -> DType {
@@ -149,7 +168,10 @@ impl Drop for Storage {
             if self.bytes > 0 {
                 // SAFETY: allocated in `zeros` with this exact layout.
                 unsafe {
-                    dealloc(self.ptr.as_ptr(), AllocLayout::from_size_align_unchecked(self.bytes, ALIGN))
+                    dealloc(
+                        self.ptr.as_ptr(),
+                        AllocLayout::from_size_align_unchecked(self.bytes, ALIGN),
+                    )
                 }
             }
         }

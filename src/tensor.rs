@@ -79,7 +79,12 @@ pub struct Tensor(Arc<TensorImpl>);
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Tensor(shape={:?}, dtype={:?})", self.shape(), self.dtype())
+        write!(
+            f,
+            "Tensor(shape={:?}, dtype={:?})",
+            self.shape(),
+            self.dtype()
+        )
     }
 }
 
@@ -99,7 +104,10 @@ impl Tensor {
             version,
             inference,
             view,
-            autograd: Mutex::new(AutogradMeta { attr_version, ..AutogradMeta::default() }),
+            autograd: Mutex::new(AutogradMeta {
+                attr_version,
+                ..AutogradMeta::default()
+            }),
             py_handle: AtomicUsize::new(0),
         }))
     }
@@ -117,7 +125,10 @@ impl Tensor {
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
-        Ok(Self::from_storage(Storage::zeros(dtype, n)?, Layout::contiguous(shape)))
+        Ok(Self::from_storage(
+            Storage::zeros(dtype, n)?,
+            Layout::contiguous(shape),
+        ))
     }
 
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
@@ -129,7 +140,10 @@ impl Tensor {
                 data.len()
             )));
         }
-        Ok(Self::from_storage(Storage::from_vec(data), Layout::contiguous(shape)))
+        Ok(Self::from_storage(
+            Storage::from_vec(data),
+            Layout::contiguous(shape),
+        ))
     }
 
     pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
@@ -335,7 +349,10 @@ impl Tensor {
     /// Set the leaf flag with torch's checks (C1–C6, C127). torch words the dtype error
     /// differently for the attribute setter and for `requires_grad_()`.
     pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
-        self.set_requires_grad_with(requires_grad, "only Tensors of floating point dtype can require gradients")
+        self.set_requires_grad_with(
+            requires_grad,
+            "only Tensors of floating point dtype can require gradients",
+        )
     }
 
     pub fn set_requires_grad_with(&self, requires_grad: bool, dtype_error: &str) -> Result<()> {
@@ -365,10 +382,16 @@ impl Tensor {
     /// requires grad its AccumulateGrad node; None when it needs no gradient.
     pub fn gradient_edge(&self) -> Option<Edge> {
         if let Some(f) = self.grad_fn() {
-            return Some(Edge { node: f, input_nr: self.output_nr() });
+            return Some(Edge {
+                node: f,
+                input_nr: self.output_nr(),
+            });
         }
         if self.meta().requires_grad {
-            return Some(Edge { node: self.grad_accumulator(), input_nr: 0 });
+            return Some(Edge {
+                node: self.grad_accumulator(),
+                input_nr: 0,
+            });
         }
         None
     }

@@ -19,7 +19,6 @@ E_FREED_START = (
 )
 
 
-
 def raises_rt(text):
     return pytest.raises(RuntimeError, match=re.escape(text))
 

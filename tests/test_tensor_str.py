@@ -146,13 +146,7 @@ def test_repr_line_wrapping():
 
 def test_repr_3d():
     data = [[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]]
-    expected = (
-        "tensor([[[0., 0.],\n"
-        "         [0., 0.]],\n"
-        "\n"
-        "        [[0., 0.],\n"
-        "         [0., 0.]]])"
-    )
+    expected = "tensor([[[0., 0.],\n         [0., 0.]],\n\n        [[0., 0.],\n         [0., 0.]]])"
     assert r(data) == expected
 
 

@@ -216,9 +216,7 @@ def _vector_str(data, indent, summarize, fmt):
         items = ["..."]
     elif summarize and len(data) > 2 * edge:
         items = (
-            [fmt.format(v) for v in data[:edge]]
-            + [" ..."]
-            + [fmt.format(v) for v in data[-edge:]]
+            [fmt.format(v) for v in data[:edge]] + [" ..."] + [fmt.format(v) for v in data[-edge:]]
         )
     else:
         items = [fmt.format(v) for v in data]

@@ -14,7 +14,11 @@ use crate::tensor::Tensor;
 pub fn grad_layout_for(param: &Tensor) -> Layout {
     let l = param.layout();
     if l.is_non_overlapping_and_dense() {
-        Layout { shape: l.shape.clone(), strides: l.dense_strides_like(), offset: 0 }
+        Layout {
+            shape: l.shape.clone(),
+            strides: l.dense_strides_like(),
+            offset: 0,
+        }
     } else {
         Layout::contiguous(&l.shape)
     }
@@ -25,7 +29,11 @@ fn obeys_layout_contract(grad: &Tensor, param: &Tensor) -> bool {
         return true;
     }
     let expected = grad_layout_for(param);
-    grad.shape().iter().zip(grad.strides()).zip(expected.strides.iter()).all(|((&n, &g), &e)| n == 1 || g == e)
+    grad.shape()
+        .iter()
+        .zip(grad.strides())
+        .zip(expected.strides.iter())
+        .all(|((&n, &g), &e)| n == 1 || g == e)
 }
 
 /// A detached copy of `grad` laid out for `param`.

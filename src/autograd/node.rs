@@ -32,7 +32,10 @@ pub struct TensorMeta {
 
 impl TensorMeta {
     pub fn of(t: &Tensor) -> TensorMeta {
-        TensorMeta { shape: t.dims(), dtype: t.dtype() }
+        TensorMeta {
+            shape: t.dims(),
+            dtype: t.dtype(),
+        }
     }
 }
 
@@ -105,7 +108,10 @@ impl Node {
             next_edges,
             input_meta,
             output_meta,
-            saved: Mutex::new(SavedSlots { slots: saved, released: false }),
+            saved: Mutex::new(SavedSlots {
+                slots: saved,
+                released: false,
+            }),
             extras: Mutex::new(NodeExtras::default()),
             py_handle: Default::default(),
         })
@@ -172,7 +178,9 @@ impl Node {
 /// `retain_grad()`: ask the tensor's producer to store the incoming gradient in `.grad`.
 pub fn retain_grad(t: &Tensor) -> crate::error::Result<()> {
     if !t.requires_grad() {
-        return Err(crate::error::Error::runtime("can't retain_grad on Tensor that has requires_grad=False"));
+        return Err(crate::error::Error::runtime(
+            "can't retain_grad on Tensor that has requires_grad=False",
+        ));
     }
     let Some(f) = t.grad_fn() else { return Ok(()) };
     if t.retains_grad() {

@@ -23,7 +23,12 @@ pub struct SavedTensor {
 impl SavedTensor {
     pub fn input(t: &Tensor) -> Result<SavedTensor> {
         check_not_inference(t)?;
-        Ok(SavedTensor { data: Some(t.clone()), is_output: false, output_nr: 0, version: t.version() })
+        Ok(SavedTensor {
+            data: Some(t.clone()),
+            is_output: false,
+            output_nr: 0,
+            version: t.version(),
+        })
     }
 
     pub fn output(t: &Tensor, output_nr: usize) -> Result<SavedTensor> {
@@ -46,7 +51,10 @@ impl SavedTensor {
 
     /// The saved value, with its history (`node` is the node that saved it).
     pub fn unpack(&self, node: &Arc<Node>) -> Result<Tensor> {
-        let data = self.data.as_ref().ok_or_else(|| Error::runtime(ERR_FREED))?;
+        let data = self
+            .data
+            .as_ref()
+            .ok_or_else(|| Error::runtime(ERR_FREED))?;
         let current = data.version();
         if current != self.version {
             return Err(Error::runtime(inplace_message(data, self, node, current)));
@@ -75,11 +83,15 @@ fn inplace_message(data: &Tensor, saved: &SavedTensor, node: &Arc<Node>, current
     let producer = if saved.is_output {
         Some((node.name().to_string(), saved.output_nr))
     } else {
-        data.grad_fn().map(|f| (f.name().to_string(), data.output_nr()))
+        data.grad_fn()
+            .map(|f| (f.name().to_string(), data.output_nr()))
     };
     let which = match producer {
         Some((name, nr)) => {
-            let short = name.rfind("Backward").map_or(name.as_str(), |i| &name[..i]).to_string();
+            let short = name
+                .rfind("Backward")
+                .map_or(name.as_str(), |i| &name[..i])
+                .to_string();
             format!(", which is output {nr} of {short},")
         }
         None => String::new(),

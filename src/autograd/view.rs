@@ -44,7 +44,9 @@ pub fn refresh_view_grad_fn(view: &Tensor) {
         }
     }
     let base = &info.base;
-    let op = AsStrided { layout: view.layout().clone() };
+    let op = AsStrided {
+        layout: view.layout().clone(),
+    };
     let node = Node::new(
         NodeKind::Op(Box::new(op)),
         smallvec![base.gradient_edge()],
@@ -80,7 +82,10 @@ impl CopySlices {
     /// Gradient for (base, inner op's other inputs...) from the gradient of the base.
     pub fn apply(&self, grad: Tensor, create_graph: bool) -> Result<Grads> {
         // A buffer shaped like the base's storage, holding the incoming gradient.
-        let extent = self.base_layout.storage_extent().max(self.view_layout.storage_extent());
+        let extent = self
+            .base_layout
+            .storage_extent()
+            .max(self.view_layout.storage_extent());
         let storage = crate::storage::Storage::zeros(grad.dtype(), extent)?;
         let result = Tensor::from_storage(storage, self.base_layout.clone());
         crate::ops::inplace::copy_(&result, &grad)?;

@@ -12,7 +12,10 @@ pub enum WarningKind {
 static PENDING: Mutex<Vec<(WarningKind, String)>> = Mutex::new(Vec::new());
 
 pub fn warn(kind: WarningKind, message: impl Into<String>) {
-    PENDING.lock().unwrap_or_else(|e| e.into_inner()).push((kind, message.into()));
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((kind, message.into()));
 }
 
 pub fn take_pending() -> Vec<(WarningKind, String)> {

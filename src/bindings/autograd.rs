@@ -26,7 +26,10 @@ impl Drop for PyNode {
     fn drop(&mut self) {
         let me = self.me.load(Ordering::Relaxed);
         if me != 0 {
-            let _ = self.node.py_handle.compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+            let _ =
+                self.node
+                    .py_handle
+                    .compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 }
@@ -38,9 +41,19 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
         // SAFETY: cleared under the GIL before the object is freed (see PyNode::drop).
         return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
     }
-    let obj = Bound::new(py, PyNode { node: node.clone(), me: AtomicUsize::new(0) })?;
+    let obj = Bound::new(
+        py,
+        PyNode {
+            node: node.clone(),
+            me: AtomicUsize::new(0),
+        },
+    )?;
     let ptr = obj.as_ptr() as usize;
-    if node.py_handle.compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+    if node
+        .py_handle
+        .compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+    {
         obj.get().me.store(ptr, Ordering::Relaxed);
     }
     Ok(obj.into_any().unbind())
@@ -56,7 +69,10 @@ impl PyNode {
         let mut items = Vec::with_capacity(self.node.next_edges.len());
         for e in &self.node.next_edges {
             items.push(match e {
-                Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr).into_pyobject(py)?.into_any().unbind(),
+                Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
                 None => (py.None(), 0usize).into_pyobject(py)?.into_any().unbind(),
             });
         }
@@ -65,7 +81,11 @@ impl PyNode {
     #[getter]
     fn metadata(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         let mut extras = self.node.extras();
-        if let Some(d) = extras.py_metadata.as_ref().and_then(|b| b.downcast_ref::<Py<PyDict>>()) {
+        if let Some(d) = extras
+            .py_metadata
+            .as_ref()
+            .and_then(|b| b.downcast_ref::<Py<PyDict>>())
+        {
             return Ok(d.clone_ref(py));
         }
         let d = PyDict::new(py).unbind();
@@ -92,10 +112,16 @@ impl PyNode {
         Err(PyNotImplementedError::new_err("Node.register_prehook is not implemented yet (hooks arrive with the extension-points issue)"))
     }
     fn __repr__(slf: &Bound<'_, Self>) -> String {
-        format!("<{} object at {:#x}>", slf.get().node.name(), slf.as_ptr() as usize)
+        format!(
+            "<{} object at {:#x}>",
+            slf.get().node.name(),
+            slf.as_ptr() as usize
+        )
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyNode>().is_ok_and(|o| Arc::ptr_eq(&o.get().node, &self.node))
+        other
+            .cast::<PyNode>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().node, &self.node))
     }
     fn __hash__(&self) -> isize {
         Arc::as_ptr(&self.node) as isize
@@ -104,8 +130,14 @@ impl PyNode {
 
 fn input_edge(t: &Tensor) -> Option<Edge> {
     match t.grad_fn() {
-        Some(f) => Some(Edge { node: f, input_nr: t.output_nr() }),
-        None if t.requires_grad() => Some(Edge { node: t.grad_accumulator(), input_nr: 0 }),
+        Some(f) => Some(Edge {
+            node: f,
+            input_nr: t.output_nr(),
+        }),
+        None if t.requires_grad() => Some(Edge {
+            node: t.grad_accumulator(),
+            input_nr: 0,
+        }),
         None => None,
     }
 }
@@ -138,18 +170,29 @@ pub fn _run_backward(
     let mut edges = Vec::with_capacity(inputs.len());
     for obj in &inputs {
         if let Some(t) = crate::bindings::convert::as_tensor_ref(obj) {
-            let e = input_edge(&t).ok_or_else(|| PyRuntimeError::new_err("One of the differentiated Tensors does not require grad"))?;
+            let e = input_edge(&t).ok_or_else(|| {
+                PyRuntimeError::new_err("One of the differentiated Tensors does not require grad")
+            })?;
             edges.push(e);
             input_tensors.push(Some(t));
         } else {
             // A GradientEdge: (node, output_nr, ...).
             let node = obj.get_item(0)?;
-            let node = node.cast::<PyNode>().map_err(|_| PyRuntimeError::new_err("inputs must be Tensors or GradientEdges"))?;
-            edges.push(Edge { node: node.get().node.clone(), input_nr: obj.get_item(1)?.extract()? });
+            let node = node
+                .cast::<PyNode>()
+                .map_err(|_| PyRuntimeError::new_err("inputs must be Tensors or GradientEdges"))?;
+            edges.push(Edge {
+                node: node.get().node.clone(),
+                input_nr: obj.get_item(1)?.extract()?,
+            });
             input_tensors.push(None);
         }
     }
-    let opts = BackwardOptions { retain_graph: keep_graph, create_graph, accumulate_grad };
+    let opts = BackwardOptions {
+        retain_graph: keep_graph,
+        create_graph,
+        accumulate_grad,
+    };
     let result = py.detach(|| run(|| run_backward(roots, &edges, opts)));
     flush_warnings(py)?;
     let grads = result?;

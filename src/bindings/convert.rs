@@ -25,7 +25,10 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
         return obj.extract::<f64>().ok().map(Scalar::Float);
     }
     if let Ok(c) = obj.cast::<PyComplex>() {
-        return Some(Scalar::Complex(num_complex::Complex64::new(c.real(), c.imag())));
+        return Some(Scalar::Complex(num_complex::Complex64::new(
+            c.real(),
+            c.imag(),
+        )));
     }
     // numpy scalars and other number-likes.
     let tname = obj.get_type().name().ok()?.to_string();
@@ -62,7 +65,10 @@ pub fn extract_tensor(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
     as_tensor_ref(obj).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "{what} must be Tensor, not {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })
 }
@@ -104,7 +110,10 @@ pub fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
     Err(PyTypeError::new_err(format!(
         "'{}' object cannot be interpreted as an integer",
-        obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        obj.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
     )))
 }
 
@@ -167,7 +176,10 @@ pub fn dtype_of(o: &Bound<'_, PyAny>) -> PyResult<DType> {
     }
     Err(PyTypeError::new_err(format!(
         "dtype must be ferrograd.dtype, not {}",
-        o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        o.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
     )))
 }
 
@@ -201,7 +213,12 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
     })
 }
 
-fn collect(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Dims, out: &mut Vec<Scalar>) -> PyResult<()> {
+fn collect(
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+    shape: &mut Dims,
+    out: &mut Vec<Scalar>,
+) -> PyResult<()> {
     if let Some(s) = as_scalar(obj) {
         if depth < shape.len() {
             return Err(PyValueError::new_err(format!(
@@ -222,7 +239,10 @@ fn collect(obj: &Bound<'_, PyAny>, depth: usize, shape: &mut Dims, out: &mut Vec
     let seq = obj.cast::<PySequence>().map_err(|_| {
         PyTypeError::new_err(format!(
             "new(): invalid data type '{}'",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })?;
     let n = seq.len()?;
@@ -263,7 +283,12 @@ pub fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     nest(py, t.shape(), &values, &mut pos)
 }
 
-fn nest(py: Python<'_>, shape: &[usize], values: &[Scalar], pos: &mut usize) -> PyResult<Py<PyAny>> {
+fn nest(
+    py: Python<'_>,
+    shape: &[usize],
+    values: &[Scalar],
+    pos: &mut usize,
+) -> PyResult<Py<PyAny>> {
     if shape.is_empty() {
         let v = scalar_to_py(py, values[*pos])?;
         *pos += 1;
@@ -313,7 +338,10 @@ fn dtype_typestr(d: DType) -> PyResult<&'static str> {
 pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let iface = arr.getattr("__array_interface__")?;
     let iface = iface.cast::<PyDict>()?;
-    let typestr: String = iface.get_item("typestr")?.ok_or_else(|| PyTypeError::new_err("bad array"))?.extract()?;
+    let typestr: String = iface
+        .get_item("typestr")?
+        .ok_or_else(|| PyTypeError::new_err("bad array"))?
+        .extract()?;
     let dtype = typestr_dtype(&typestr).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "can't convert np.ndarray of type numpy.{}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.",
@@ -323,8 +351,14 @@ pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if typestr.starts_with('>') {
         return Err(PyValueError::new_err("given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported."));
     }
-    let (ptr, _ro): (usize, bool) = iface.get_item("data")?.ok_or_else(|| PyTypeError::new_err("bad array"))?.extract()?;
-    let shape: Vec<usize> = iface.get_item("shape")?.ok_or_else(|| PyTypeError::new_err("bad array"))?.extract()?;
+    let (ptr, _ro): (usize, bool) = iface
+        .get_item("data")?
+        .ok_or_else(|| PyTypeError::new_err("bad array"))?
+        .extract()?;
+    let shape: Vec<usize> = iface
+        .get_item("shape")?
+        .ok_or_else(|| PyTypeError::new_err("bad array"))?
+        .extract()?;
     let strides: Option<Vec<isize>> = match iface.get_item("strides")? {
         Some(s) if !s.is_none() => Some(s.extract()?),
         _ => None,
@@ -346,7 +380,11 @@ pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             out
         }
     };
-    let layout = Layout { shape: shape.iter().copied().collect(), strides: elem_strides, offset: 0 };
+    let layout = Layout {
+        shape: shape.iter().copied().collect(),
+        strides: elem_strides,
+        offset: 0,
+    };
     let len = layout.storage_extent();
     let owner: Py<PyAny> = arr.clone().unbind();
     // SAFETY: numpy guarantees `len` elements from `ptr` (the layout's extent) stay valid

@@ -51,8 +51,14 @@ static DTYPES: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
 /// The unique Python object for `d` (so `x.dtype is ferrograd.float32`).
 pub fn dtype_object(py: Python<'_>, d: DType) -> Py<PyDType> {
     let all = DTYPES.get_or_init(py, || {
-        ALL_DTYPES.iter().map(|&dtype| Py::new(py, PyDType { dtype }).expect("allocate dtype")).collect()
+        ALL_DTYPES
+            .iter()
+            .map(|&dtype| Py::new(py, PyDType { dtype }).expect("allocate dtype"))
+            .collect()
     });
-    let i = ALL_DTYPES.iter().position(|&x| x == d).expect("known dtype");
+    let i = ALL_DTYPES
+        .iter()
+        .position(|&x| x == d)
+        .expect("known dtype");
     all[i].clone_ref(py)
 }

@@ -3,8 +3,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{
-    PyFutureWarning, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyUserWarning,
-    PyValueError,
+    PyFutureWarning, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError,
+    PyUserWarning, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -40,7 +40,9 @@ pub fn run<T>(f: impl FnOnce() -> crate::error::Result<T>) -> PyResult<T> {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(PyRuntimeError::new_err(format!("internal error in ferrograd: {msg}")))
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in ferrograd: {msg}"
+            )))
         }
     }
 }

@@ -42,14 +42,22 @@ pub fn tensor(
 
 #[pyfunction]
 #[pyo3(signature = (data, dtype=None, device=None))]
-pub fn as_tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+pub fn as_tensor(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let _ = device;
     let dtype = opt_dtype(dtype)?;
     if let Some(t) = as_tensor_ref(data) {
         if dtype.is_none_or(|d| d == t.dtype()) {
             return to_py(py, t);
         }
-        return to_py(py, run(|| crate::ops::unary::to_dtype(&t, dtype.expect("checked")))?);
+        return to_py(
+            py,
+            run(|| crate::ops::unary::to_dtype(&t, dtype.expect("checked")))?,
+        );
     }
     if data.hasattr("__array_interface__")? {
         let t = from_numpy(data)?;
@@ -66,7 +74,10 @@ pub fn from_numpy_py(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Py<PyAn
     if !arr.hasattr("__array_interface__")? {
         return Err(PyTypeError::new_err(format!(
             "expected np.ndarray (got {})",
-            arr.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            arr.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         )));
     }
     to_py(py, from_numpy(arr)?)
@@ -133,45 +144,145 @@ fn fill_dtype(v: Scalar) -> DType {
 
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
-pub fn full(py: Python<'_>, size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+pub fn full(
+    py: Python<'_>,
+    size: &Bound<'_, PyAny>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
     let _ = device;
     let shape = shape_arg(&PyTuple::new(size.py(), [size])?)?;
-    let v = as_scalar(fill_value).ok_or_else(|| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
+    let v = as_scalar(fill_value)
+        .ok_or_else(|| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
     let dtype = opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
     finish(py, run(|| creation::full(&shape, v, dtype))?, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn zeros_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(0), d))
+pub fn zeros_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        |s, d| creation::full(s, Scalar::Int(0), d),
+    )
 }
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn ones_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(1), d))
+pub fn ones_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        |s, d| creation::full(s, Scalar::Int(1), d),
+    )
 }
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn empty_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    like(py, input, dtype, device, requires_grad, memory_format, |s, d| creation::full(s, Scalar::Int(0), d))
+pub fn empty_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        |s, d| creation::full(s, Scalar::Int(0), d),
+    )
 }
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn rand_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    like(py, input, dtype, device, requires_grad, memory_format, creation::rand)
+pub fn rand_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        creation::rand,
+    )
 }
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn randn_like(py: Python<'_>, input: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    like(py, input, dtype, device, requires_grad, memory_format, creation::randn)
+pub fn randn_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        creation::randn,
+    )
 }
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
 #[allow(clippy::too_many_arguments)]
-pub fn full_like(py: Python<'_>, input: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    let v = as_scalar(fill_value).ok_or_else(|| PyTypeError::new_err("full_like(): argument 'fill_value' must be Number"))?;
-    like(py, input, dtype, device, requires_grad, memory_format, move |s, d| creation::full(s, v, d))
+pub fn full_like(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let v = as_scalar(fill_value)
+        .ok_or_else(|| PyTypeError::new_err("full_like(): argument 'fill_value' must be Number"))?;
+    like(
+        py,
+        input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        move |s, d| creation::full(s, v, d),
+    )
 }
 
 /// `*_like`: same shape (and dtype unless given); dense strides like the input.
@@ -194,9 +305,19 @@ fn like(
 #[pyfunction]
 #[pyo3(signature = (start, end=None, step=None, *, dtype=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
-pub fn arange(py: Python<'_>, start: &Bound<'_, PyAny>, end: Option<&Bound<'_, PyAny>>, step: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+pub fn arange(
+    py: Python<'_>,
+    start: &Bound<'_, PyAny>,
+    end: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
     let _ = device;
-    let num = |o: &Bound<'_, PyAny>| as_scalar(o).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers"));
+    let num = |o: &Bound<'_, PyAny>| {
+        as_scalar(o).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers"))
+    };
     let (s, e) = match end {
         Some(e) if !e.is_none() => (num(start)?, num(e)?),
         _ => (Scalar::Int(0), num(start)?),
@@ -206,43 +327,92 @@ pub fn arange(py: Python<'_>, start: &Bound<'_, PyAny>, end: Option<&Bound<'_, P
         _ => Scalar::Int(1),
     };
     let dtype = opt_dtype(dtype)?;
-    finish(py, run(|| creation::arange(s, e, st, dtype))?, requires_grad)
+    finish(
+        py,
+        run(|| creation::arange(s, e, st, dtype))?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
 #[allow(clippy::too_many_arguments)]
-pub fn linspace(py: Python<'_>, start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+pub fn linspace(
+    py: Python<'_>,
+    start: f64,
+    end: f64,
+    steps: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
     let _ = device;
     let dtype = dtype_or_default(dtype)?;
-    finish(py, run(|| creation::linspace(start, end, steps, dtype))?, requires_grad)
+    finish(
+        py,
+        run(|| creation::linspace(start, end, steps, dtype))?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
-pub fn eye(py: Python<'_>, n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+pub fn eye(
+    py: Python<'_>,
+    n: i64,
+    m: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
     let _ = device;
     let m = m.unwrap_or(n);
     if n < 0 || m < 0 {
-        return Err(PyRuntimeError::new_err(format!("n must be greater or equal to 0, got {}", n.min(m))));
+        return Err(PyRuntimeError::new_err(format!(
+            "n must be greater or equal to 0, got {}",
+            n.min(m)
+        )));
     }
     let shape = to_shape(&[n, m])?;
     let dtype = dtype_or_default(dtype)?;
-    finish(py, run(|| creation::eye(shape[0], shape[1], dtype))?, requires_grad)
+    finish(
+        py,
+        run(|| creation::eye(shape[0], shape[1], dtype))?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (*args, dtype=None, device=None, requires_grad=false, generator=None))]
-pub fn randint(py: Python<'_>, args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool, generator: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+pub fn randint(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    generator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
     let _ = (device, generator);
     let (low, high, size) = match args.len() {
         2 => (0, args.get_item(0)?.extract::<i64>()?, args.get_item(1)?),
-        3 => (args.get_item(0)?.extract::<i64>()?, args.get_item(1)?.extract::<i64>()?, args.get_item(2)?),
-        _ => return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)")),
+        3 => (
+            args.get_item(0)?.extract::<i64>()?,
+            args.get_item(1)?.extract::<i64>()?,
+            args.get_item(2)?,
+        ),
+        _ => {
+            return Err(PyTypeError::new_err(
+                "randint() expects (high, size) or (low, high, size)",
+            ))
+        }
     };
     let shape = to_shape(&seq_ints(size.cast()?)?)?;
     let dtype = opt_dtype(dtype)?.unwrap_or(DType::I64);
-    finish(py, run(|| creation::randint(low, high, &shape, dtype))?, requires_grad)
+    finish(
+        py,
+        run(|| creation::randint(low, high, &shape, dtype))?,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
@@ -258,13 +428,20 @@ pub fn initial_seed() -> u64 {
 /// `where(condition, input, other)`; input/other may be Python numbers.
 #[pyfunction]
 #[pyo3(name = "where")]
-pub fn where_py(py: Python<'_>, condition: &Bound<'_, PyAny>, input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+pub fn where_py(
+    py: Python<'_>,
+    condition: &Bound<'_, PyAny>,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
     let c = extract_tensor(condition, "where(): argument 'condition'")?;
     let to_t = |o: &Bound<'_, PyAny>, peer: Option<&Tensor>| -> PyResult<Tensor> {
         match as_operand(o) {
             Some(Operand::T(t)) => Ok(t),
             Some(Operand::S(s)) => {
-                let d = peer.map_or(s.default_dtype(), |p| crate::dtype::promote_with_scalar(p.dtype(), s));
+                let d = peer.map_or(s.default_dtype(), |p| {
+                    crate::dtype::promote_with_scalar(p.dtype(), s)
+                });
                 Ok(Tensor::scalar(s, d))
             }
             None => Err(PyTypeError::new_err("where(): expected Tensor or Number")),
@@ -280,7 +457,13 @@ pub fn where_py(py: Python<'_>, condition: &Bound<'_, PyAny>, input: &Bound<'_, 
 /// |a - b| <= atol + rtol * |b| everywhere (NaNs equal only with equal_nan).
 #[pyfunction]
 #[pyo3(signature = (input, other, rtol=1e-05, atol=1e-08, equal_nan=false))]
-pub fn allclose(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, rtol: f64, atol: f64, equal_nan: bool) -> PyResult<bool> {
+pub fn allclose(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    rtol: f64,
+    atol: f64,
+    equal_nan: bool,
+) -> PyResult<bool> {
     let a = extract_tensor(input, "allclose(): argument 'input'")?;
     let b = extract_tensor(other, "allclose(): argument 'other'")?;
     if a.dtype() != b.dtype() {
@@ -321,7 +504,13 @@ pub fn equal(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<boo
 }
 
 #[pyfunction]
-pub fn promote_types(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<crate::bindings::dtype::PyDType>> {
-    Ok(crate::bindings::dtype::dtype_object(py, crate::dtype::promote_types(dtype_of(a)?, dtype_of(b)?)))
+pub fn promote_types(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<crate::bindings::dtype::PyDType>> {
+    Ok(crate::bindings::dtype::dtype_object(
+        py,
+        crate::dtype::promote_types(dtype_of(a)?, dtype_of(b)?),
+    ))
 }
-

@@ -4,7 +4,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyEllipsis, PyList, PySlice, PyTuple};
@@ -30,7 +32,10 @@ impl Drop for PyTensor {
     fn drop(&mut self) {
         let me = self.me.load(Ordering::Relaxed);
         if me != 0 {
-            let _ = self.t.py_handle().compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+            let _ = self
+                .t
+                .py_handle()
+                .compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 }
@@ -43,14 +48,23 @@ pub fn to_py(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
         // nonzero handle read under the GIL points to a live object.
         return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
     }
-    let obj = Bound::new(py, PyTensor { t: t.clone(), me: AtomicUsize::new(0) })?;
+    let obj = Bound::new(
+        py,
+        PyTensor {
+            t: t.clone(),
+            me: AtomicUsize::new(0),
+        },
+    )?;
     register(obj.as_any(), &obj.get().me, &t);
     Ok(obj.into_any().unbind())
 }
 
 fn register(obj: &Bound<'_, PyAny>, me: &AtomicUsize, t: &Tensor) {
     let ptr = obj.as_ptr() as usize;
-    if t.py_handle().compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+    if t.py_handle()
+        .compare_exchange(0, ptr, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+    {
         me.store(ptr, Ordering::Relaxed);
     }
 }
@@ -71,7 +85,11 @@ fn py_helper<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
 
 pub fn size_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
     static SIZE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let cls = SIZE.get_or_try_init(py, || py.import("ferrograd._size")?.getattr("Size").map(|c| c.unbind()))?;
+    let cls = SIZE.get_or_try_init(py, || {
+        py.import("ferrograd._size")?
+            .getattr("Size")
+            .map(|c| c.unbind())
+    })?;
     cls.bind(py).call1((PyTuple::new(py, shape)?,))
 }
 
@@ -83,7 +101,13 @@ type Binary = fn(&Tensor, &Tensor) -> crate::error::Result<Tensor>;
 type WithScalar = fn(&Tensor, Scalar) -> crate::error::Result<Tensor>;
 
 /// `self ⊕ other` for operators: NotImplemented for foreign operands.
-fn binop(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, tt: Binary, ts: WithScalar) -> PyResult<Py<PyAny>> {
+fn binop(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    tt: Binary,
+    ts: WithScalar,
+) -> PyResult<Py<PyAny>> {
     match as_operand(other) {
         Some(Operand::T(b)) => to_py(py, run(|| tt(a, &b))?),
         Some(Operand::S(s)) => to_py(py, run(|| ts(a, s))?),
@@ -103,7 +127,11 @@ fn expect_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
     as_operand(other).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "{op}(): argument 'other' must be Tensor or Number, not {}",
-            other.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            other
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })
 }
@@ -135,7 +163,9 @@ fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
     }
     match (a, b) {
         (Scalar::Int(x), Scalar::Int(y)) => Scalar::Int(x * y),
-        (Scalar::Complex(_), _) | (_, Scalar::Complex(_)) => Scalar::Complex(a.to_c64() * b.to_c64()),
+        (Scalar::Complex(_), _) | (_, Scalar::Complex(_)) => {
+            Scalar::Complex(a.to_c64() * b.to_c64())
+        }
         _ => Scalar::Float(a.to_f64() * b.to_f64()),
     }
 }
@@ -202,14 +232,22 @@ fn parse_index(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
         } else if let Ok(s) = it.cast::<PySlice>() {
             let get = |name: &str| -> PyResult<Option<i64>> {
                 let v = s.getattr(name)?;
-                if v.is_none() { Ok(None) } else { index_int(&v).map(Some) }
+                if v.is_none() {
+                    Ok(None)
+                } else {
+                    index_int(&v).map(Some)
+                }
             };
             out.push(IndexItem::Slice(get("start")?, get("stop")?, get("step")?));
         } else if it.is_instance_of::<pyo3::types::PyBool>() {
-            return Err(PyNotImplementedError::new_err("indexing with a bool is not supported yet"));
+            return Err(PyNotImplementedError::new_err(
+                "indexing with a bool is not supported yet",
+            ));
         } else if let Ok(i) = it.extract::<i64>() {
             out.push(IndexItem::Int(i));
-        } else if as_tensor_ref(&it).is_some_and(|t| t.dim() == 0 && t.dtype().category() == Category::Integral) {
+        } else if as_tensor_ref(&it)
+            .is_some_and(|t| t.dim() == 0 && t.dtype().category() == Category::Integral)
+        {
             out.push(IndexItem::Int(index_int(&it)?));
         } else if as_tensor_ref(&it).is_some() || it.is_instance_of::<PyList>() {
             return Err(PyNotImplementedError::new_err(
@@ -229,15 +267,25 @@ fn parse_index(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
 /// Basic indexing as a chain of view ops; returns None when the key selects `t` whole.
 fn index_view(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
     let items = parse_index(key)?;
-    let specified = items.iter().filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice(..))).count();
+    let specified = items
+        .iter()
+        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice(..)))
+        .count();
     if specified > t.dim() {
         return Err(PyIndexError::new_err(format!(
             "too many indices for tensor of dimension {}",
             t.dim()
         )));
     }
-    if items.iter().filter(|i| matches!(i, IndexItem::Ellipsis)).count() > 1 {
-        return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
+    if items
+        .iter()
+        .filter(|i| matches!(i, IndexItem::Ellipsis))
+        .count()
+        > 1
+    {
+        return Err(PyIndexError::new_err(
+            "an index can only have a single ellipsis ('...')",
+        ));
     }
     let mut cur = t.clone();
     let mut changed = false;
@@ -293,14 +341,22 @@ impl PyTensor {
         let t = if args.is_empty() {
             run(|| Tensor::zeros(&[0], crate::dtype::default_float_dtype()))?
         } else if args.len() == 1 && as_tensor_ref(&args.get_item(0)?).is_some() {
-            as_tensor_ref(&args.get_item(0)?).expect("checked").alias_detached()
+            as_tensor_ref(&args.get_item(0)?)
+                .expect("checked")
+                .alias_detached()
         } else if args.len() == 1 && !args.get_item(0)?.is_instance_of::<pyo3::types::PyInt>() {
-            tensor_from_data(&args.get_item(0)?, Some(crate::dtype::default_float_dtype()))?
+            tensor_from_data(
+                &args.get_item(0)?,
+                Some(crate::dtype::default_float_dtype()),
+            )?
         } else {
             let shape = shape_arg(args)?;
             run(|| Tensor::zeros(&shape, crate::dtype::default_float_dtype()))?
         };
-        Ok(PyTensor { t, me: AtomicUsize::new(0) })
+        Ok(PyTensor {
+            t,
+            me: AtomicUsize::new(0),
+        })
     }
 
     /// Make this object the canonical Python object of its tensor (subclass __new__).
@@ -321,7 +377,14 @@ impl PyTensor {
             None => size_object(py, self.t.shape()),
             Some(d) => {
                 let w = run(|| crate::shape::wrap_dim(d, self.t.dim()))?;
-                Ok(self.t.shape().get(w).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+                Ok(self
+                    .t
+                    .shape()
+                    .get(w)
+                    .copied()
+                    .unwrap_or(1)
+                    .into_pyobject(py)?
+                    .into_any())
             }
         }
     }
@@ -331,7 +394,14 @@ impl PyTensor {
             None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
             Some(d) => {
                 let w = run(|| crate::shape::wrap_dim(d, self.t.dim()))?;
-                Ok(self.t.strides().get(w).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+                Ok(self
+                    .t
+                    .strides()
+                    .get(w)
+                    .copied()
+                    .unwrap_or(1)
+                    .into_pyobject(py)?
+                    .into_any())
             }
         }
     }
@@ -399,7 +469,10 @@ impl PyTensor {
     #[setter]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
         run(|| {
-            self.t.set_requires_grad_with(value, "only Tensors of floating point and complex dtype can require gradients")
+            self.t.set_requires_grad_with(
+                value,
+                "only Tensors of floating point and complex dtype can require gradients",
+            )
         })
     }
     #[pyo3(signature = (requires_grad=true))]
@@ -434,7 +507,10 @@ impl PyTensor {
             Some(v) => Some(as_tensor_ref(v).ok_or_else(|| {
                 PyTypeError::new_err(format!(
                     "assigned grad expected to be a Tensor or None but got grad of type {}",
-                    v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    v.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
                 ))
             })?),
         };
@@ -471,7 +547,9 @@ impl PyTensor {
     #[getter]
     fn _version(&self) -> PyResult<u64> {
         if self.t.is_inference() {
-            return Err(PyRuntimeError::new_err("Inference tensors do not track version counter."));
+            return Err(PyRuntimeError::new_err(
+                "Inference tensors do not track version counter.",
+            ));
         }
         Ok(self.t.version())
     }
@@ -485,7 +563,9 @@ impl PyTensor {
     }
     #[setter]
     fn set_data(&self, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err("assigning to Tensor.data is not supported yet; use `with no_grad(): t.copy_(value)`"))
+        Err(PyNotImplementedError::new_err(
+            "assigning to Tensor.data is not supported yet; use `with no_grad(): t.copy_(value)`",
+        ))
     }
     fn detach(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, self.t.alias_detached())
@@ -515,7 +595,9 @@ impl PyTensor {
         py_helper(slf.py(), "tensor_repr")?.call1((slf,))?.extract()
     }
     fn __deepcopy__(slf: &Bound<'_, Self>, memo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        Ok(py_helper(slf.py(), "deepcopy")?.call1((slf, memo))?.unbind())
+        Ok(py_helper(slf.py(), "deepcopy")?
+            .call1((slf, memo))?
+            .unbind())
     }
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
         slf.as_ptr() as isize
@@ -536,7 +618,12 @@ impl PyTensor {
         to_numpy(py, &self.t)
     }
     #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__<'py>(&self, py: Python<'py>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let _ = copy;
         let arr = to_numpy(py, &self.t.alias_detached())?;
         match dtype {
@@ -562,7 +649,11 @@ impl PyTensor {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
-                if self.t.numel() == 0 { "no" } else { "more than one" }
+                if self.t.numel() == 0 {
+                    "no"
+                } else {
+                    "more than one"
+                }
             )));
         }
         Ok(item_scalar(&self.t)?.to_c64() != num_complex::Complex64::new(0.0, 0.0))
@@ -579,7 +670,9 @@ impl PyTensor {
     }
     fn __index__(&self) -> PyResult<i64> {
         if self.t.dtype().category() > Category::Integral || self.t.numel() != 1 {
-            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
         }
         self.__int__()
     }
@@ -589,7 +682,12 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (*args, **kwargs))]
-    fn to(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<Py<PyAny>> {
+    fn to(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
         let mut dtype = None;
         for a in args.iter() {
             if let Ok(d) = dtype_of(&a) {
@@ -648,10 +746,22 @@ impl PyTensor {
         binop(py, &self.t, o, |a, b| bin::add(b, a), bin::add_scalar)
     }
     fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, &self.t, o, |a, b| bin::sub(a, b, Scalar::Int(1)), bin::sub_scalar)
+        binop(
+            py,
+            &self.t,
+            o,
+            |a, b| bin::sub(a, b, Scalar::Int(1)),
+            bin::sub_scalar,
+        )
     }
     fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, &self.t, o, |a, b| bin::sub(b, a, Scalar::Int(1)), |a, s| bin::sub_scalar_rev(s, a))
+        binop(
+            py,
+            &self.t,
+            o,
+            |a, b| bin::sub(b, a, Scalar::Int(1)),
+            |a, s| bin::sub_scalar_rev(s, a),
+        )
     }
     fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         binop(py, &self.t, o, bin::mul, bin::mul_scalar)
@@ -665,13 +775,29 @@ impl PyTensor {
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         binop(py, &self.t, o, |a, b| bin::div(b, a), rdiv)
     }
-    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = modulo;
         binop(py, &self.t, o, bin::pow, bin::pow_scalar)
     }
-    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = modulo;
-        binop(py, &self.t, o, |a, b| bin::pow(b, a), |a, s| bin::pow_scalar_rev(s, a))
+        binop(
+            py,
+            &self.t,
+            o,
+            |a, b| bin::pow(b, a),
+            |a, s| bin::pow_scalar_rev(s, a),
+        )
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         match as_tensor_ref(o) {
@@ -731,7 +857,12 @@ impl PyTensor {
             None => to_py(py, run(|| view::alias(&self.t))?),
         }
     }
-    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let target = index_view(&self.t, key)?.unwrap_or_else(|| self.t.clone());
         match expect_operand(value, "__setitem__")? {
             Operand::S(s) => run(|| inplace::fill_(&target, s))?,
@@ -743,11 +874,21 @@ impl PyTensor {
     // ----- math methods
 
     #[pyo3(signature = (other, *, alpha=None))]
-    fn add(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         to_py(py, add_any(&self.t, other, alpha_of(alpha)?)?)
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn sub(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn sub(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         to_py(py, sub_any(&self.t, other, alpha_of(alpha)?)?)
     }
     fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -799,32 +940,70 @@ impl PyTensor {
         to_py(py, run(|| unary::conj(&self.t))?)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn clamp(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
         to_py(py, run(|| unary::clamp(&self.t, lo, hi))?)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clip(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn clip(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         self.clamp(py, min, max)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn sum(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let dims = opt_dims(dim)?;
         let dtype = opt_dtype(dtype)?;
-        to_py(py, run(|| reduce::sum(&self.t, dims.as_deref(), keepdim, dtype))?)
+        to_py(
+            py,
+            run(|| reduce::sum(&self.t, dims.as_deref(), keepdim, dtype))?,
+        )
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn mean(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let dims = opt_dims(dim)?;
         let dtype = opt_dtype(dtype)?;
-        to_py(py, run(|| reduce::mean(&self.t, dims.as_deref(), keepdim, dtype))?)
+        to_py(
+            py,
+            run(|| reduce::mean(&self.t, dims.as_deref(), keepdim, dtype))?,
+        )
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn max(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+    fn max(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
         extreme(py, &self.t, dim, keepdim, reduce::Extreme::Max)
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn min(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+    fn min(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
         extreme(py, &self.t, dim, keepdim, reduce::Extreme::Min)
     }
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -848,12 +1027,20 @@ impl PyTensor {
         to_py(py, run(|| linalg::dot(&self.t, &b))?)
     }
     #[pyo3(signature = (*, memory_format=None))]
-    fn clone(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn clone(
+        &self,
+        py: Python<'_>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = memory_format;
         to_py(py, run(|| unary::clone(&self.t))?)
     }
     #[pyo3(signature = (*, memory_format=None))]
-    fn contiguous(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn contiguous(
+        &self,
+        py: Python<'_>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = memory_format;
         to_py(py, run(|| view::contiguous(&self.t))?)
     }
@@ -885,7 +1072,9 @@ impl PyTensor {
                 if d == self.t.dtype() {
                     return to_py(py, run(|| view::alias(&self.t))?);
                 }
-                return Err(PyNotImplementedError::new_err("view(dtype) reinterpretation is not supported yet"));
+                return Err(PyNotImplementedError::new_err(
+                    "view(dtype) reinterpretation is not supported yet",
+                ));
             }
         }
         let s = int_list(shape)?;
@@ -970,7 +1159,12 @@ impl PyTensor {
         tuple_of(py, run(|| view::unbind(&self.t, dim))?)
     }
     #[pyo3(signature = (split_size_or_sections, dim=0))]
-    fn split(&self, py: Python<'_>, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+    fn split(
+        &self,
+        py: Python<'_>,
+        split_size_or_sections: &Bound<'_, PyAny>,
+        dim: i64,
+    ) -> PyResult<Py<PyAny>> {
         split_any(py, &self.t, split_size_or_sections, dim)
     }
     #[pyo3(signature = (chunks, dim=0))]
@@ -982,29 +1176,50 @@ impl PyTensor {
         to_py(py, run(|| view::diagonal(&self.t, offset, dim1, dim2))?)
     }
     #[pyo3(signature = (size, stride, storage_offset=None))]
-    fn as_strided(&self, py: Python<'_>, size: &Bound<'_, PyAny>, stride: &Bound<'_, PyAny>, storage_offset: Option<usize>) -> PyResult<Py<PyAny>> {
+    fn as_strided(
+        &self,
+        py: Python<'_>,
+        size: &Bound<'_, PyAny>,
+        stride: &Bound<'_, PyAny>,
+        storage_offset: Option<usize>,
+    ) -> PyResult<Py<PyAny>> {
         let size = to_shape(&seq_ints(size.cast()?)?)?;
         let stride = to_shape(&seq_ints(stride.cast()?)?)?;
-        to_py(py, run(|| view::as_strided(&self.t, &size, &stride, storage_offset))?)
+        to_py(
+            py,
+            run(|| view::as_strided(&self.t, &size, &stride, storage_offset))?,
+        )
     }
 
     // ----- in-place
 
     #[pyo3(signature = (other, *, alpha=None))]
-    fn add_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn add_<'py>(
+        slf: Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let alpha = alpha_of(alpha)?;
         match expect_operand(other, "add_")? {
             Operand::T(b) => run(|| inplace::add_(&slf.get().t, &b, alpha))?,
-            Operand::S(s) => run(|| inplace::scalar_(&slf.get().t, Arithmetic::Add, mul_scalars(s, alpha)))?,
+            Operand::S(s) => {
+                run(|| inplace::scalar_(&slf.get().t, Arithmetic::Add, mul_scalars(s, alpha)))?
+            }
         }
         Ok(slf)
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn sub_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn sub_<'py>(
+        slf: Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let alpha = alpha_of(alpha)?;
         match expect_operand(other, "sub_")? {
             Operand::T(b) => run(|| inplace::sub_(&slf.get().t, &b, alpha))?,
-            Operand::S(s) => run(|| inplace::scalar_(&slf.get().t, Arithmetic::Sub, mul_scalars(s, alpha)))?,
+            Operand::S(s) => {
+                run(|| inplace::scalar_(&slf.get().t, Arithmetic::Sub, mul_scalars(s, alpha)))?
+            }
         }
         Ok(slf)
     }
@@ -1024,13 +1239,21 @@ impl PyTensor {
         let s = match as_operand(value) {
             Some(Operand::S(s)) => s,
             Some(Operand::T(t)) if t.dim() == 0 => item_scalar(&t)?,
-            _ => return Err(PyTypeError::new_err("fill_(): argument 'value' must be Number")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "fill_(): argument 'value' must be Number",
+                ))
+            }
         };
         run(|| inplace::fill_(&slf.get().t, s))?;
         Ok(slf)
     }
     #[pyo3(signature = (src, non_blocking=false))]
-    fn copy_<'py>(slf: Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {
+    fn copy_<'py>(
+        slf: Bound<'py, Self>,
+        src: &Bound<'py, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<Bound<'py, Self>> {
         let _ = non_blocking;
         let s = extract_tensor(src, "copy_(): argument 'src'")?;
         run(|| inplace::copy_(&slf.get().t, &s))?;
@@ -1038,7 +1261,11 @@ impl PyTensor {
         Ok(slf)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp_<'py>(slf: Bound<'py, Self>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn clamp_<'py>(
+        slf: Bound<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
         run(|| inplace::clamp_(&slf.get().t, lo, hi))?;
         Ok(slf)
@@ -1068,21 +1295,35 @@ fn bound_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
         Some(o) => match as_operand(o) {
             Some(Operand::S(s)) => Ok(Some(s)),
             Some(Operand::T(t)) if t.numel() == 1 => Ok(Some(item_scalar(&t)?)),
-            _ => Err(PyNotImplementedError::new_err("clamp with tensor bounds is not supported yet")),
+            _ => Err(PyNotImplementedError::new_err(
+                "clamp with tensor bounds is not supported yet",
+            )),
         },
     }
 }
 
-pub fn extreme(py: Python<'_>, t: &Tensor, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, which: reduce::Extreme) -> PyResult<Py<PyAny>> {
+pub fn extreme(
+    py: Python<'_>,
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    which: reduce::Extreme,
+) -> PyResult<Py<PyAny>> {
     match dim {
         Some(d) if !d.is_none() => {
             if let Some(other) = as_tensor_ref(d) {
                 let _ = other;
-                return Err(PyNotImplementedError::new_err("max/min(tensor, tensor) (maximum/minimum) is not supported yet"));
+                return Err(PyNotImplementedError::new_err(
+                    "max/min(tensor, tensor) (maximum/minimum) is not supported yet",
+                ));
             }
             let d: i64 = d.extract()?;
             let (v, i) = run(|| reduce::extreme_dim(t, which, d, keepdim))?;
-            let name = if which == reduce::Extreme::Max { "max" } else { "min" };
+            let name = if which == reduce::Extreme::Max {
+                "max"
+            } else {
+                "min"
+            };
             let ret = py_helper(py, "return_types")?.call1((name, to_py(py, v)?, to_py(py, i)?))?;
             Ok(ret.unbind())
         }
@@ -1095,14 +1336,20 @@ pub fn tuple_of(py: Python<'_>, parts: Vec<Tensor>) -> PyResult<Py<PyAny>> {
     Ok(PyTuple::new(py, objs?)?.into_any().unbind())
 }
 
-pub fn split_any(py: Python<'_>, t: &Tensor, spec: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyAny>> {
+pub fn split_any(
+    py: Python<'_>,
+    t: &Tensor,
+    spec: &Bound<'_, PyAny>,
+    dim: i64,
+) -> PyResult<Py<PyAny>> {
     if let Ok(n) = spec.extract::<i64>() {
         if n < 0 {
-            return Err(PyRuntimeError::new_err(format!("split expects split_size be non-negative, but got split_size={n}")));
+            return Err(PyRuntimeError::new_err(format!(
+                "split expects split_size be non-negative, but got split_size={n}"
+            )));
         }
         return tuple_of(py, run(|| view::split(t, n as usize, dim))?);
     }
     let sizes = to_shape(&seq_ints(spec.cast()?)?)?;
     tuple_of(py, run(|| view::split_with_sizes(t, &sizes, dim))?)
 }
-

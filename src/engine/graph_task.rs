@@ -61,12 +61,23 @@ impl GraphTask {
         }
         let children = nodes
             .iter()
-            .map(|n| n.next_edges.iter().map(|e| e.as_ref().map(|e| index[&node_key(&e.node)])).collect())
+            .map(|n| {
+                n.next_edges
+                    .iter()
+                    .map(|e| e.as_ref().map(|e| index[&node_key(&e.node)]))
+                    .collect()
+            })
             .collect();
         let count = nodes.len();
         let buffers = nodes
             .iter()
-            .map(|n| (0..n.num_inputs()).map(|_| Slot { contributions: SmallVec::new() }).collect())
+            .map(|n| {
+                (0..n.num_inputs())
+                    .map(|_| Slot {
+                        contributions: SmallVec::new(),
+                    })
+                    .collect()
+            })
             .collect();
         let task = GraphTask {
             nodes,
@@ -135,9 +146,16 @@ fn grads_numel(grads: &[Option<Tensor>]) -> usize {
 
 /// Run backward from `roots`. `inputs` (may be empty for "all leaves") are the edges whose
 /// gradients are requested; the result has one entry per input (None when unreached).
-pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) -> Result<Vec<Option<Tensor>>> {
+pub fn run_backward(
+    roots: Vec<Root>,
+    inputs: &[Edge],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
     let (mut task, index) = GraphTask::discover(&roots);
-    let root_idx: Vec<usize> = roots.iter().map(|r| index[&node_key(&r.edge.node)]).collect();
+    let root_idx: Vec<usize> = roots
+        .iter()
+        .map(|r| index[&node_key(&r.edge.node)])
+        .collect();
 
     // Which (node, input slot) pairs are captured for which requested input.
     let mut captures: HashMap<(usize, usize), SmallVec<[usize; 1]>> = HashMap::new();
@@ -146,7 +164,9 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
         task.exec.iter_mut().for_each(|e| *e = true);
     } else {
         for (pos, e) in inputs.iter().enumerate() {
-            let Some(&i) = index.get(&node_key(&e.node)) else { continue };
+            let Some(&i) = index.get(&node_key(&e.node)) else {
+                continue;
+            };
             let is_leaf = matches!(e.node.kind, NodeKind::AccumulateGrad(_));
             if opts.accumulate_grad && is_leaf {
                 task.exec[i] = true;
@@ -156,7 +176,11 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
             }
         }
         for &n in &task.post_order(&root_idx) {
-            if task.children[n].iter().flatten().any(|&c| task.exec[c] || task.captured[c]) {
+            if task.children[n]
+                .iter()
+                .flatten()
+                .any(|&c| task.exec[c] || task.captured[c])
+            {
                 task.exec[n] = true;
             }
         }
@@ -174,7 +198,9 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
 
     for (r, root) in roots.into_iter().enumerate() {
         let i = root_idx[r];
-        task.buffers[i][root.edge.input_nr].contributions.push(((r, 0), root.grad));
+        task.buffers[i][root.edge.input_nr]
+            .contributions
+            .push(((r, 0), root.grad));
     }
     let n_roots = root_idx.len();
     let mut ready: BinaryHeap<(u64, usize)> = BinaryHeap::new();
@@ -193,8 +219,14 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
         let big = parallel && grads_numel(&grads) >= PARALLEL_NODE_GRAIN;
         batch.push((top, grads));
         while big && batch.len() < rayon::current_num_threads() {
-            let Some(&(_, next)) = ready.peek() else { break };
-            let total: usize = task.buffers[next].iter().flat_map(|s| s.contributions.iter()).map(|(_, t)| t.numel()).sum();
+            let Some(&(_, next)) = ready.peek() else {
+                break;
+            };
+            let total: usize = task.buffers[next]
+                .iter()
+                .flat_map(|s| s.contributions.iter())
+                .map(|(_, t)| t.numel())
+                .sum();
             if total < PARALLEL_NODE_GRAIN || !task.exec[next] {
                 break;
             }
@@ -235,8 +267,13 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
                 }
                 if let Some(Some(g)) = out.get(i) {
                     let g = validate_output(&node, i, g.clone())?;
-                    let input_nr = node.next_edges[i].as_ref().expect("child implies edge").input_nr;
-                    task.buffers[c][input_nr].contributions.push(((n_roots + *idx, i), g));
+                    let input_nr = node.next_edges[i]
+                        .as_ref()
+                        .expect("child implies edge")
+                        .input_nr;
+                    task.buffers[c][input_nr]
+                        .contributions
+                        .push(((n_roots + *idx, i), g));
                 }
                 task.deps[c] -= 1;
                 if task.deps[c] == 0 && !queued[c] {
@@ -249,7 +286,12 @@ pub fn run_backward(roots: Vec<Root>, inputs: &[Edge], opts: BackwardOptions) ->
     Ok(results)
 }
 
-fn run_one(node: &Arc<Node>, exec: bool, grads: Vec<Option<Tensor>>, opts: BackwardOptions) -> Result<Grads> {
+fn run_one(
+    node: &Arc<Node>,
+    exec: bool,
+    grads: Vec<Option<Tensor>>,
+    opts: BackwardOptions,
+) -> Result<Grads> {
     if !exec {
         return Ok(Grads::new());
     }
@@ -281,9 +323,12 @@ fn record_captures(
 
 /// `retain_grad()`: non-leaf tensors produced by this node get the incoming gradient.
 fn retain_grads(node: &Arc<Node>, grads: &[Option<Tensor>], create_graph: bool) -> Result<()> {
-    let retained: SmallVec<[(usize, crate::tensor::WeakTensor); 1]> = node.extras().retained.clone();
+    let retained: SmallVec<[(usize, crate::tensor::WeakTensor); 1]> =
+        node.extras().retained.clone();
     for (slot, weak) in retained {
-        let (Some(t), Some(Some(g))) = (weak.upgrade(), grads.get(slot)) else { continue };
+        let (Some(t), Some(Some(g))) = (weak.upgrade(), grads.get(slot)) else {
+            continue;
+        };
         accumulate_retained(&t, g, create_graph)?;
     }
     Ok(())

@@ -39,7 +39,11 @@ pub struct Root {
 }
 
 /// Run one node's function on its (summed) incoming gradients.
-pub fn apply_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, create_graph: bool) -> Result<Grads> {
+pub fn apply_node(
+    node: &Arc<Node>,
+    grads: Vec<Option<Tensor>>,
+    create_graph: bool,
+) -> Result<Grads> {
     let _mode = GradModeGuard::new(create_graph);
     match &node.kind {
         NodeKind::Op(op) => {

@@ -76,10 +76,14 @@ pub fn zip<T: Element, U: Element>(
     let n = crate::shape::checked_numel(&shape)?;
     crate::storage::ensure_allocatable(n, std::mem::size_of::<U>())?;
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous() {
+    if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous()
+    {
         let (x, y) = (contiguous_data::<T>(&a), contiguous_data::<T>(&b));
         let out: Vec<U> = if n >= PARALLEL_GRAIN {
-            x.par_iter().zip(y.par_iter()).map(|(&p, &q)| f(p, q)).collect()
+            x.par_iter()
+                .zip(y.par_iter())
+                .map(|(&p, &q)| f(p, q))
+                .collect()
         } else {
             x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect()
         };
@@ -89,17 +93,24 @@ pub fn zip<T: Element, U: Element>(
     let lb = b.layout().expand_to(&shape)?;
     let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
     let mut out: Vec<U> = Vec::with_capacity(n);
-    for_each_run(&shape, [&la, &lb], |[oa, ob], [ia, ib], len| match (ia, ib) {
-        (1, 1) => out.extend(sa[oa..oa + len].iter().zip(&sb[ob..ob + len]).map(|(&p, &q)| f(p, q))),
-        (1, 0) => {
-            let q = sb[ob];
-            out.extend(sa[oa..oa + len].iter().map(|&p| f(p, q)))
+    for_each_run(&shape, [&la, &lb], |[oa, ob], [ia, ib], len| {
+        match (ia, ib) {
+            (1, 1) => out.extend(
+                sa[oa..oa + len]
+                    .iter()
+                    .zip(&sb[ob..ob + len])
+                    .map(|(&p, &q)| f(p, q)),
+            ),
+            (1, 0) => {
+                let q = sb[ob];
+                out.extend(sa[oa..oa + len].iter().map(|&p| f(p, q)))
+            }
+            (0, 1) => {
+                let p = sa[oa];
+                out.extend(sb[ob..ob + len].iter().map(|&q| f(p, q)))
+            }
+            _ => out.extend((0..len).map(|i| f(sa[oa + i * ia], sb[ob + i * ib]))),
         }
-        (0, 1) => {
-            let p = sa[oa];
-            out.extend(sb[ob..ob + len].iter().map(|&q| f(p, q)))
-        }
-        _ => out.extend((0..len).map(|i| f(sa[oa + i * ia], sb[ob + i * ib]))),
     });
     Ok(tensor_from(out, &shape))
 }
@@ -107,16 +118,33 @@ pub fn zip<T: Element, U: Element>(
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
 pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), a.shape())?, b.shape())?;
-    crate::storage::ensure_allocatable(crate::shape::checked_numel(&shape)?, std::mem::size_of::<T>())?;
+    crate::storage::ensure_allocatable(
+        crate::shape::checked_numel(&shape)?,
+        std::mem::size_of::<T>(),
+    )?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
     let lc = cond.layout().expand_to(&shape)?;
     let la = a.layout().expand_to(&shape)?;
     let lb = b.layout().expand_to(&shape)?;
-    let (sc, sa, sb) = (cond.storage().slice::<bool>(), a.storage().slice::<T>(), b.storage().slice::<T>());
+    let (sc, sa, sb) = (
+        cond.storage().slice::<bool>(),
+        a.storage().slice::<T>(),
+        b.storage().slice::<T>(),
+    );
     let mut out: Vec<T> = Vec::with_capacity(shape.iter().product());
-    for_each_run(&shape, [&lc, &la, &lb], |[oc, oa, ob], [ic, ia, ib], len| {
-        out.extend((0..len).map(|i| if sc[oc + i * ic] { sa[oa + i * ia] } else { sb[ob + i * ib] }))
-    });
+    for_each_run(
+        &shape,
+        [&lc, &la, &lb],
+        |[oc, oa, ob], [ic, ia, ib], len| {
+            out.extend((0..len).map(|i| {
+                if sc[oc + i * ic] {
+                    sa[oa + i * ia]
+                } else {
+                    sb[ob + i * ib]
+                }
+            }))
+        },
+    );
     Ok(tensor_from(out, &shape))
 }

@@ -28,7 +28,11 @@ pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Ve
         let mut off = 0;
         for d in 0..ishape.len() {
             let c = (flat / istrides[d]) % ishape[d].max(1);
-            let c = if d == dim { check_index(ix, src.shape()[d], d)? } else { c };
+            let c = if d == dim {
+                check_index(ix, src.shape()[d], d)?
+            } else {
+                c
+            };
             off += c * sstrides[d];
         }
         out.push(data[off]);
@@ -37,7 +41,12 @@ pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Ve
 }
 
 /// out = self with out[..., index[i], ...] += src[i] along `dim`.
-pub fn scatter_add<T: Arith>(base: &Tensor, dim: usize, index: &Tensor, src: &Tensor) -> Result<Vec<T>> {
+pub fn scatter_add<T: Arith>(
+    base: &Tensor,
+    dim: usize,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Vec<T>> {
     let mut out: Vec<T> = contiguous_data::<T>(base).into_owned();
     let idx = contiguous_data::<i64>(index);
     let vals = contiguous_data::<T>(src);
@@ -50,7 +59,11 @@ pub fn scatter_add<T: Arith>(base: &Tensor, dim: usize, index: &Tensor, src: &Te
         for d in 0..ishape.len() {
             let c = (flat / istrides[d]) % ishape[d].max(1);
             voff += c * vstrides[d];
-            let c = if d == dim { check_index(ix, base.shape()[d], d)? } else { c };
+            let c = if d == dim {
+                check_index(ix, base.shape()[d], d)?
+            } else {
+                c
+            };
             off += c * ostrides[d];
         }
         out[off] = out[off] + vals[voff];
@@ -61,7 +74,11 @@ pub fn scatter_add<T: Arith>(base: &Tensor, dim: usize, index: &Tensor, src: &Te
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,
 /// shape `from.shape`) at `from`'s offsets into zeros, then read `to` row-major. With
 /// `to` the input's layout and `from` a view's, this is the adjoint of every view op.
-pub fn restride<T: Arith>(x: &Tensor, from: &crate::layout::Layout, to: &crate::layout::Layout) -> Result<Vec<T>> {
+pub fn restride<T: Arith>(
+    x: &Tensor,
+    from: &crate::layout::Layout,
+    to: &crate::layout::Layout,
+) -> Result<Vec<T>> {
     let extent = from.storage_extent().max(to.storage_extent());
     crate::storage::ensure_allocatable(extent + to.numel(), std::mem::size_of::<T>())?;
     let mut buf = vec![T::zero(); extent];

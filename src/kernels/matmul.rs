@@ -31,9 +31,16 @@ pub fn batched<T: Element + Arith>(
     crate::storage::ensure_allocatable(total, std::mem::size_of::<T>())?;
     let mut out = vec![T::zero(); total];
     let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
-    let gemm_native = matches!(T::DTYPE, DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128);
+    let gemm_native = matches!(
+        T::DTYPE,
+        DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
+    );
     let big = (m * n * k) >= 48 * 48 * 48;
-    let par = if big { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+    let par = if big {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
         let dst = &mut out[bi * m * n..(bi + 1) * m * n];
@@ -45,11 +52,25 @@ pub fn batched<T: Element + Arith>(
             // which were checked against their storages when the tensors were made.
             unsafe {
                 gemm::gemm(
-                    m, n, k,
-                    dst.as_mut_ptr(), 1, n as isize, false,
-                    sa.as_ptr().add(am.offset), am.cs as isize, am.rs as isize,
-                    sb.as_ptr().add(bm.offset), bm.cs as isize, bm.rs as isize,
-                    T::zero(), T::one(), false, false, false, par,
+                    m,
+                    n,
+                    k,
+                    dst.as_mut_ptr(),
+                    1,
+                    n as isize,
+                    false,
+                    sa.as_ptr().add(am.offset),
+                    am.cs as isize,
+                    am.rs as isize,
+                    sb.as_ptr().add(bm.offset),
+                    bm.cs as isize,
+                    bm.rs as isize,
+                    T::zero(),
+                    T::one(),
+                    false,
+                    false,
+                    false,
+                    par,
                 );
             }
         } else {
@@ -57,7 +78,9 @@ pub fn batched<T: Element + Arith>(
                 for j in 0..n {
                     let mut acc = T::zero();
                     for p in 0..k {
-                        acc = acc + sa[am.offset + i * am.rs + p * am.cs] * sb[bm.offset + p * bm.rs + j * bm.cs];
+                        acc = acc
+                            + sa[am.offset + i * am.rs + p * am.cs]
+                                * sb[bm.offset + p * bm.rs + j * bm.cs];
                     }
                     dst[i * n + j] = acc;
                 }

@@ -18,7 +18,14 @@ fn splitmix(x: &mut u64) -> u64 {
 impl Generator {
     pub fn seeded(seed: u64) -> Generator {
         let mut x = seed;
-        Generator { s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)] }
+        Generator {
+            s: [
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+            ],
+        }
     }
     pub fn next_u64(&mut self) -> u64 {
         let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
@@ -49,7 +56,8 @@ impl Generator {
 }
 
 pub static GENERATOR: Mutex<Option<Generator>> = Mutex::new(None);
-static INITIAL_SEED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(67280421310721);
+static INITIAL_SEED: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(67280421310721);
 
 pub fn manual_seed(seed: u64) {
     INITIAL_SEED.store(seed, std::sync::atomic::Ordering::Relaxed);

@@ -13,7 +13,12 @@ use crate::tensor::Tensor;
 
 /// Shape of the result with `dims` removed (keepdim is a view applied by the caller).
 pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
-    shape.iter().enumerate().filter(|(i, _)| !dims.contains(i)).map(|(_, &s)| s).collect()
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !dims.contains(i))
+        .map(|(_, &s)| s)
+        .collect()
 }
 
 /// Apply `row_fn` to each contiguous row of reduced elements; one result per output
@@ -24,18 +29,22 @@ pub fn reduce_rows<T: Element, U: Send>(
     row_fn: impl Fn(&[T]) -> U + Sync + Send,
 ) -> Vec<U> {
     let nd = x.dim();
-    let mut perm: SmallVec<[i64; 6]> = (0..nd).filter(|d| !dims.contains(d)).map(|d| d as i64).collect();
+    let mut perm: SmallVec<[i64; 6]> = (0..nd)
+        .filter(|d| !dims.contains(d))
+        .map(|d| d as i64)
+        .collect();
     perm.extend(dims.iter().map(|&d| d as i64));
     let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
     let row_len: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let out_len: usize = reduced_shape(x.shape(), dims).iter().product();
-    let data: std::borrow::Cow<[T]> = if x.numel() > 0 && x.dtype() == T::DTYPE && layout.is_contiguous() {
-        let s = x.storage().slice::<T>();
-        std::borrow::Cow::Borrowed(&s[layout.offset..layout.offset + layout.numel()])
-    } else {
-        std::borrow::Cow::Owned(crate::with_dtype!(x.dtype(), S =>
+    let data: std::borrow::Cow<[T]> =
+        if x.numel() > 0 && x.dtype() == T::DTYPE && layout.is_contiguous() {
+            let s = x.storage().slice::<T>();
+            std::borrow::Cow::Borrowed(&s[layout.offset..layout.offset + layout.numel()])
+        } else {
+            std::borrow::Cow::Owned(crate::with_dtype!(x.dtype(), S =>
             crate::kernels::gather_cast::<S, T>(x.storage().slice::<S>(), &layout)))
-    };
+        };
     if row_len == 0 {
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
@@ -61,7 +70,8 @@ pub fn sum_slice<T: Arith>(s: &[T]) -> T {
         for &r in rest {
             acc = acc + r;
         }
-        let l = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+        let l = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+            + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
         return l + acc;
     }
     let mid = (s.len() / 2) & !7;

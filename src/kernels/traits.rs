@@ -137,15 +137,42 @@ macro_rules! with_arith {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dtype {
-            __D::U8 => { type $T = u8; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F16 => { type $T = half::f16; $body }
-            __D::BF16 => { type $T = half::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
-            __D::C64 => { type $T = num_complex::Complex32; $body }
-            __D::C128 => { type $T = num_complex::Complex64; $body }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::C64 => {
+                type $T = num_complex::Complex32;
+                $body
+            }
+            __D::C128 => {
+                type $T = num_complex::Complex64;
+                $body
+            }
             d => return Err($crate::dtype::unsupported($op, d)),
         }
     }};
@@ -157,12 +184,30 @@ macro_rules! with_float {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dtype {
-            __D::F16 => { type $T = half::f16; $body }
-            __D::BF16 => { type $T = half::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
-            __D::C64 => { type $T = num_complex::Complex32; $body }
-            __D::C128 => { type $T = num_complex::Complex64; $body }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::C64 => {
+                type $T = num_complex::Complex32;
+                $body
+            }
+            __D::C128 => {
+                type $T = num_complex::Complex64;
+                $body
+            }
             d => return Err($crate::dtype::unsupported($op, d)),
         }
     }};
@@ -174,14 +219,38 @@ macro_rules! with_real {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F16 => { type $T = half::f16; $body }
-            __D::BF16 => { type $T = half::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
             d => return Err($crate::dtype::unsupported($op, d)),
         }
     }};

@@ -4,7 +4,9 @@
 
 use smallvec::{smallvec, SmallVec};
 
-use crate::dtype::{default_float_dtype, promote_with_scalar, result_type, Category, DType, Element, Scalar};
+use crate::dtype::{
+    default_float_dtype, promote_with_scalar, result_type, Category, DType, Element, Scalar,
+};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{map, select, zip};
 use crate::kernels::traits::Arith;
@@ -62,7 +64,10 @@ fn compute_dtype(kind: Arithmetic, d: DType) -> DType {
 }
 
 fn tensor_dtype(kind: Arithmetic, a: &Tensor, b: &Tensor) -> DType {
-    compute_dtype(kind, result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]))
+    compute_dtype(
+        kind,
+        result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]),
+    )
 }
 
 /// a ⊕ b with broadcasting, computed in `dtype`.
@@ -75,11 +80,23 @@ fn arith_tensor(kind: Arithmetic, a: &Tensor, b: &Tensor, dtype: DType) -> Resul
 }
 
 /// a ⊕ s (or s ⊕ a when `reversed`), computed in `dtype`.
-fn arith_scalar(kind: Arithmetic, a: &Tensor, s: Scalar, reversed: bool, dtype: DType) -> Result<Tensor> {
+fn arith_scalar(
+    kind: Arithmetic,
+    a: &Tensor,
+    s: Scalar,
+    reversed: bool,
+    dtype: DType,
+) -> Result<Tensor> {
     if dtype == DType::Bool {
         let f = bool_arith(kind)?;
         let v = bool::from_scalar(s);
-        return Ok(map::<bool, bool>(a, move |x| if reversed { f(v, x) } else { f(x, v) }));
+        return Ok(map::<bool, bool>(a, move |x| {
+            if reversed {
+                f(v, x)
+            } else {
+                f(x, v)
+            }
+        }));
     }
     crate::with_arith!(dtype, kind.kernel_name(), T => {
         let v = T::from_scalar(s);
@@ -103,12 +120,20 @@ impl Op for Add {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         let dtype = tensor_dtype(Arithmetic::Add, a, b);
-        let b = if self.alpha.is_one() { b.clone() } else { arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)? };
+        let b = if self.alpha.is_one() {
+            b.clone()
+        } else {
+            arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)?
+        };
         one(arith_tensor(Arithmetic::Add, a, &b, dtype)?)
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let g_other = if ctx.needs(1) { Some(scale(&g, self.alpha)?) } else { None };
+        let g_other = if ctx.needs(1) {
+            Some(scale(&g, self.alpha)?)
+        } else {
+            None
+        };
         Ok(smallvec![Some(g), g_other])
     }
 }
@@ -126,12 +151,20 @@ impl Op for Sub {
         if dtype == DType::Bool {
             bool_arith(Arithmetic::Sub)?;
         }
-        let b = if self.alpha.is_one() { b.clone() } else { arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)? };
+        let b = if self.alpha.is_one() {
+            b.clone()
+        } else {
+            arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)?
+        };
         one(arith_tensor(Arithmetic::Sub, a, &b, dtype)?)
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let g_other = if ctx.needs(1) { Some(neg(&scale(&g, self.alpha)?)?) } else { None };
+        let g_other = if ctx.needs(1) {
+            Some(neg(&scale(&g, self.alpha)?)?)
+        } else {
+            None
+        };
         Ok(smallvec![Some(g), g_other])
     }
 }
@@ -149,7 +182,12 @@ fn scale(g: &Tensor, alpha: Scalar) -> Result<Tensor> {
 }
 
 pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    apply1(Add { alpha: Scalar::Int(1) }, &[a.clone(), b.clone()])
+    apply1(
+        Add {
+            alpha: Scalar::Int(1),
+        },
+        &[a.clone(), b.clone()],
+    )
 }
 pub fn add_alpha(a: &Tensor, b: &Tensor, alpha: Scalar) -> Result<Tensor> {
     apply1(Add { alpha }, &[a.clone(), b.clone()])
@@ -211,7 +249,9 @@ impl Op for ScalarOp {
         if self.kind == ScalarOpKind::Pow && dtype.category() == Category::Integral {
             if let Scalar::Int(e) = self.scalar {
                 if e < 0 {
-                    return Err(Error::runtime("Integers to negative integer powers are not allowed."));
+                    return Err(Error::runtime(
+                        "Integers to negative integer powers are not allowed.",
+                    ));
                 }
             }
         }
@@ -245,7 +285,11 @@ impl Op for ScalarOp {
                 // d(s^x)/dx = s^x * ln(s)
                 let r = ctx.saved(0)?;
                 let ln_s = s.to_c64().ln();
-                let ln_s = if ln_s.im == 0.0 { Scalar::Float(ln_s.re) } else { Scalar::Complex(ln_s) };
+                let ln_s = if ln_s.im == 0.0 {
+                    Scalar::Float(ln_s.re)
+                } else {
+                    Scalar::Complex(ln_s)
+                };
                 mul(&g, &conj(&mul_scalar(r, ln_s)?)?)?
             }
         };
@@ -255,14 +299,32 @@ impl Op for ScalarOp {
 
 /// s - a
 pub fn sub_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
-    apply1(ScalarOp { kind: ScalarOpKind::Rsub, scalar: s }, &[a.clone()])
+    apply1(
+        ScalarOp {
+            kind: ScalarOpKind::Rsub,
+            scalar: s,
+        },
+        &[a.clone()],
+    )
 }
 pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
-    apply1(ScalarOp { kind: ScalarOpKind::Pow, scalar: e }, &[a.clone()])
+    apply1(
+        ScalarOp {
+            kind: ScalarOpKind::Pow,
+            scalar: e,
+        },
+        &[a.clone()],
+    )
 }
 /// s ** a
 pub fn pow_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
-    apply1(ScalarOp { kind: ScalarOpKind::RPow, scalar: s }, &[a.clone()])
+    apply1(
+        ScalarOp {
+            kind: ScalarOpKind::RPow,
+            scalar: s,
+        },
+        &[a.clone()],
+    )
 }
 
 // ---------------------------------------------------------------- mul / div / pow
@@ -274,15 +336,31 @@ impl Op for Mul {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
-        one(arith_tensor(Arithmetic::Mul, a, b, tensor_dtype(Arithmetic::Mul, a, b))?)
+        one(arith_tensor(
+            Arithmetic::Mul,
+            a,
+            b,
+            tensor_dtype(Arithmetic::Mul, a, b),
+        )?)
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[0].then_some(SaveRef::Input(1)), needs[1].then_some(SaveRef::Input(0))]
+        smallvec![
+            needs[0].then_some(SaveRef::Input(1)),
+            needs[1].then_some(SaveRef::Input(0))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let ga = if ctx.needs(0) { Some(mul(&g, &conj(ctx.saved(0)?)?)?) } else { None };
-        let gb = if ctx.needs(1) { Some(mul(&g, &conj(ctx.saved(1)?)?)?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(mul(&g, &conj(ctx.saved(0)?)?)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) {
+            Some(mul(&g, &conj(ctx.saved(1)?)?)?)
+        } else {
+            None
+        };
         Ok(smallvec![ga, gb])
     }
 }
@@ -297,15 +375,27 @@ impl Op for Div {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
-        one(arith_tensor(Arithmetic::Div, a, b, tensor_dtype(Arithmetic::Div, a, b))?)
+        one(arith_tensor(
+            Arithmetic::Div,
+            a,
+            b,
+            tensor_dtype(Arithmetic::Div, a, b),
+        )?)
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[1].then_some(SaveRef::Input(0)), Some(SaveRef::Input(1))]
+        smallvec![
+            needs[1].then_some(SaveRef::Input(0)),
+            Some(SaveRef::Input(1))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
         let b = ctx.saved(1)?;
-        let ga = if ctx.needs(0) { Some(div(&g, &conj(b)?)?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(div(&g, &conj(b)?)?)
+        } else {
+            None
+        };
         let gb = if ctx.needs(1) {
             let a = ctx.saved(0)?;
             let q = div(&div(a, b)?, b)?;
@@ -331,13 +421,19 @@ impl Op for Pow {
         if dtype.category() == Category::Integral {
             let negative = crate::with_dtype!(b.dtype(), T => crate::kernels::contiguous_data::<T>(b).iter().any(|v| v.to_f64() < 0.0));
             if negative {
-                return Err(Error::runtime("Integers to negative integer powers are not allowed."));
+                return Err(Error::runtime(
+                    "Integers to negative integer powers are not allowed.",
+                ));
             }
         }
         one(arith_tensor(Arithmetic::Pow, a, b, dtype)?)
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![Some(SaveRef::Input(0)), Some(SaveRef::Input(1)), needs[1].then_some(SaveRef::Output(0))]
+        smallvec![
+            Some(SaveRef::Input(0)),
+            Some(SaveRef::Input(1)),
+            needs[1].then_some(SaveRef::Output(0))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -345,7 +441,11 @@ impl Op for Pow {
         let gx = if ctx.needs(0) {
             let d = mul(e, &pow(x, &sub_scalar(e, Scalar::Int(1))?)?)?;
             // 0 ** 0 has derivative 0 in torch, not e * 0 ** -1.
-            let d = where_(&eq_scalar(e, Scalar::Int(0))?, &crate::ops::creation::zeros_like(&d)?, &d)?;
+            let d = where_(
+                &eq_scalar(e, Scalar::Int(0))?,
+                &crate::ops::creation::zeros_like(&d)?,
+                &d,
+            )?;
             Some(mul(&g, &conj(&d)?)?)
         } else {
             None
@@ -354,7 +454,10 @@ impl Op for Pow {
             let r = ctx.saved(2)?;
             let d = mul(r, &log(x)?)?;
             // x == 0 with e >= 0: the limit is 0 (torch masks the NaN/inf from log(0)).
-            let mask = mul(&eq_scalar(x, Scalar::Int(0))?, &ge_scalar(&real_part(e)?, Scalar::Int(0))?)?;
+            let mask = mul(
+                &eq_scalar(x, Scalar::Int(0))?,
+                &ge_scalar(&real_part(e)?, Scalar::Int(0))?,
+            )?;
             let d = where_(&mask, &crate::ops::creation::zeros_like(&d)?, &d)?;
             Some(mul(&g, &conj(&d)?)?)
         } else {
@@ -413,7 +516,9 @@ pub fn compare(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
     match dtype {
         DType::C64 => complex_eq::<num_complex::Complex32>(a, b, cmp),
         DType::C128 => complex_eq::<num_complex::Complex64>(a, b, cmp),
-        d => crate::with_real!(d, cmp.name(), T => zip::<T, bool>(a, b, move |x, y| cmp.eval(x, y))),
+        d => {
+            crate::with_real!(d, cmp.name(), T => zip::<T, bool>(a, b, move |x, y| cmp.eval(x, y)))
+        }
     }
 }
 
@@ -471,8 +576,16 @@ impl Op for Where {
         let g = ctx.grad(0)?;
         let c = ctx.saved(0)?;
         let zero = crate::ops::creation::zeros_like(&g)?;
-        let ga = if ctx.needs(1) { Some(where_(c, &g, &zero)?) } else { None };
-        let gb = if ctx.needs(2) { Some(where_(c, &zero, &g)?) } else { None };
+        let ga = if ctx.needs(1) {
+            Some(where_(c, &g, &zero)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(2) {
+            Some(where_(c, &zero, &g)?)
+        } else {
+            None
+        };
         Ok(smallvec![None, ga, gb])
     }
 }

@@ -38,7 +38,11 @@ pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "check_uniform_bounds")?;
     let n = checked_numel(shape)?;
     crate::storage::ensure_allocatable(n * 2, 8)?;
-    let v: Vec<f64> = with_generator(|g| (0..n * complex_factor(dtype)).map(|_| g.uniform()).collect());
+    let v: Vec<f64> = with_generator(|g| {
+        (0..n * complex_factor(dtype))
+            .map(|_| g.uniform())
+            .collect()
+    });
     from_f64s(v, shape, dtype)
 }
 
@@ -47,23 +51,42 @@ pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "normal_kernel_cpu")?;
     let n = checked_numel(shape)?;
     crate::storage::ensure_allocatable(n * 2, 8)?;
-    let scale = if dtype.is_complex() { std::f64::consts::FRAC_1_SQRT_2 } else { 1.0 };
-    let v: Vec<f64> = with_generator(|g| (0..n * complex_factor(dtype)).map(|_| g.normal() * scale).collect());
+    let scale = if dtype.is_complex() {
+        std::f64::consts::FRAC_1_SQRT_2
+    } else {
+        1.0
+    };
+    let v: Vec<f64> = with_generator(|g| {
+        (0..n * complex_factor(dtype))
+            .map(|_| g.normal() * scale)
+            .collect()
+    });
     from_f64s(v, shape, dtype)
 }
 
 fn complex_factor(dtype: DType) -> usize {
-    if dtype.is_complex() { 2 } else { 1 }
+    if dtype.is_complex() {
+        2
+    } else {
+        1
+    }
 }
 
 fn from_f64s(v: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
     if dtype.is_complex() {
-        let c: Vec<num_complex::Complex64> = v.chunks(2).map(|p| num_complex::Complex64::new(p[0], p[1])).collect();
+        let c: Vec<num_complex::Complex64> = v
+            .chunks(2)
+            .map(|p| num_complex::Complex64::new(p[0], p[1]))
+            .collect();
         let t = Tensor::from_vec(c, shape)?;
         return Ok(crate::kernels::cast_tensor(&t, dtype));
     }
     let t = Tensor::from_vec(v, shape)?;
-    Ok(if dtype == DType::F64 { t } else { crate::kernels::cast_tensor(&t, dtype) })
+    Ok(if dtype == DType::F64 {
+        t
+    } else {
+        crate::kernels::cast_tensor(&t, dtype)
+    })
 }
 
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
@@ -76,19 +99,31 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
     crate::storage::ensure_allocatable(n, 8)?;
     let v: Vec<i64> = with_generator(|g| (0..n).map(|_| g.int_range(low, high)).collect());
     let t = Tensor::from_vec(v, shape)?;
-    Ok(if dtype == DType::I64 { t } else { crate::kernels::cast_tensor(&t, dtype) })
+    Ok(if dtype == DType::I64 {
+        t
+    } else {
+        crate::kernels::cast_tensor(&t, dtype)
+    })
 }
 
 /// arange(start, end, step): integer dtype when all three are integers.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-    let all_int = [start, end, step].iter().all(|s| matches!(s, Scalar::Int(_) | Scalar::Bool(_)));
-    let dtype = dtype.unwrap_or(if all_int { DType::I64 } else { default_float_dtype() });
+    let all_int = [start, end, step]
+        .iter()
+        .all(|s| matches!(s, Scalar::Int(_) | Scalar::Bool(_)));
+    let dtype = dtype.unwrap_or(if all_int {
+        DType::I64
+    } else {
+        default_float_dtype()
+    });
     let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
     if st == 0.0 {
         return Err(Error::runtime("step must be nonzero"));
     }
     if (st > 0.0 && s > e) || (st < 0.0 && s < e) {
-        return Err(Error::runtime("upper bound and larger bound inconsistent with step sign"));
+        return Err(Error::runtime(
+            "upper bound and larger bound inconsistent with step sign",
+        ));
     }
     let n = ((e - s) / st).ceil().max(0.0);
     if !n.is_finite() || n > (i64::MAX as f64) {
@@ -124,11 +159,21 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     let n = steps as usize;
     checked_numel(&[n])?;
     crate::storage::ensure_allocatable(n, 8)?;
-    let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
+    let step = if n > 1 {
+        (end - start) / (n - 1) as f64
+    } else {
+        0.0
+    };
     let half = n / 2;
     // Fill from both ends, as torch does, so the last element is exactly `end`.
     let v: Vec<f64> = (0..n)
-        .map(|i| if i < half { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .map(|i| {
+            if i < half {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            }
+        })
         .collect();
     from_f64s(v, &[n], dtype)
 }

@@ -49,7 +49,9 @@ fn check_inplace(t: &Tensor) -> Result<()> {
         return Ok(());
     }
     if t.requires_grad() && t.is_leaf() {
-        return Err(Error::runtime("a leaf Variable that requires grad is being used in an in-place operation."));
+        return Err(Error::runtime(
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ));
     }
     Ok(())
 }
@@ -87,17 +89,34 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
             )));
         }
     }
-    let needs: SmallVec<[bool; 4]> = inputs.iter().map(|t| recording() && t.requires_grad()).collect();
+    let needs: SmallVec<[bool; 4]> = inputs
+        .iter()
+        .map(|t| recording() && t.requires_grad())
+        .collect();
     let record = needs.contains(&true);
     // A rule that reads input 0 must see its value from before the write.
-    let saves_self = record && op.save(&needs).iter().any(|s| matches!(s, Some(SaveRef::Input(0))));
-    let old_self = if saves_self { Some(crate::ops::unary::clone(dst)?) } else { None };
+    let saves_self = record
+        && op
+            .save(&needs)
+            .iter()
+            .any(|s| matches!(s, Some(SaveRef::Input(0))));
+    let old_self = if saves_self {
+        Some(crate::ops::unary::clone(dst)?)
+    } else {
+        None
+    };
 
     write_into(dst, &value)?;
     dst.bump_version();
 
     if record {
-        let node = build_node(Box::new(op), inputs, std::slice::from_ref(dst), &needs, old_self.as_ref())?;
+        let node = build_node(
+            Box::new(op),
+            inputs,
+            std::slice::from_ref(dst),
+            &needs,
+            old_self.as_ref(),
+        )?;
         match dst.view_base() {
             Some(base) => rebase_history_on_view(&base, dst, node),
             None => dst.set_grad_fn(node, 0),
@@ -126,7 +145,13 @@ pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
         Arithmetic::Sub => sub_(t, &w, Scalar::Int(1)),
         Arithmetic::Mul => mul_(t, &w),
         Arithmetic::Div => div_(t, &w),
-        Arithmetic::Pow => apply_inplace(ScalarOp { kind: ScalarOpKind::Pow, scalar: s }, &[t.clone()]),
+        Arithmetic::Pow => apply_inplace(
+            ScalarOp {
+                kind: ScalarOpKind::Pow,
+                scalar: s,
+            },
+            &[t.clone()],
+        ),
     }
 }
 pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
@@ -145,11 +170,18 @@ impl Op for Copy {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (dst, src) = (&inputs[0], &inputs[1]);
         let expanded = crate::ops::view::expand(&src.alias_detached(), dst.shape())?;
-        Ok(smallvec::smallvec![crate::kernels::cast_tensor(&expanded, dst.dtype())])
+        Ok(smallvec::smallvec![crate::kernels::cast_tensor(
+            &expanded,
+            dst.dtype()
+        )])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let gs = if ctx.needs(0) { Some(crate::ops::creation::zeros_like(&g)?) } else { None };
+        let gs = if ctx.needs(0) {
+            Some(crate::ops::creation::zeros_like(&g)?)
+        } else {
+            None
+        };
         Ok(smallvec::smallvec![gs, ctx.needs(1).then_some(g)])
     }
 }
@@ -170,7 +202,11 @@ pub struct Fill {
 }
 impl Op for Fill {
     fn name(&self) -> &'static str {
-        if self.zero { "ZeroBackward0" } else { "FillBackward0" }
+        if self.zero {
+            "ZeroBackward0"
+        } else {
+            "FillBackward0"
+        }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let t = &inputs[0];
@@ -182,15 +218,27 @@ impl Op for Fill {
                 )));
             }
         }
-        Ok(smallvec::smallvec![Tensor::full(t.shape(), self.value, t.dtype())?])
+        Ok(smallvec::smallvec![Tensor::full(
+            t.shape(),
+            self.value,
+            t.dtype()
+        )?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        Ok(smallvec::smallvec![Some(crate::ops::creation::zeros_like(&ctx.grad(0)?)?)])
+        Ok(smallvec::smallvec![Some(crate::ops::creation::zeros_like(
+            &ctx.grad(0)?
+        )?)])
     }
 }
 pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
     apply_inplace(Fill { value, zero: false }, &[t.clone()])
 }
 pub fn zero_(t: &Tensor) -> Result<()> {
-    apply_inplace(Fill { value: Scalar::Int(0), zero: true }, &[t.clone()])
+    apply_inplace(
+        Fill {
+            value: Scalar::Int(0),
+            zero: true,
+        },
+        &[t.clone()],
+    )
 }

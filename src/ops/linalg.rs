@@ -24,10 +24,18 @@ fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<()> {
     Ok(())
 }
 
-fn mat(t: &Tensor, batch_offsets: &[usize], row_dim: Option<usize>, col_dim: Option<usize>) -> Vec<MatRef> {
+fn mat(
+    t: &Tensor,
+    batch_offsets: &[usize],
+    row_dim: Option<usize>,
+    col_dim: Option<usize>,
+) -> Vec<MatRef> {
     let rs = row_dim.map_or(1, |d| t.strides()[d]);
     let cs = col_dim.map_or(1, |d| t.strides()[d]);
-    batch_offsets.iter().map(|&o| MatRef { offset: o, rs, cs }).collect()
+    batch_offsets
+        .iter()
+        .map(|&o| MatRef { offset: o, rs, cs })
+        .collect()
 }
 
 /// Storage offsets of each matrix of a (broadcast) batch of matrices.
@@ -35,7 +43,9 @@ fn batch_offsets(t: &Tensor, batch: usize) -> Vec<usize> {
     if t.dim() < 3 {
         return vec![t.offset(); batch];
     }
-    (0..batch).map(|b| t.offset() + b * t.strides()[0]).collect()
+    (0..batch)
+        .map(|b| t.offset() + b * t.strides()[0])
+        .collect()
 }
 
 /// out = a @ b for a: (batch?, m, k), b: (batch?, k, n); either may be a vector
@@ -60,7 +70,13 @@ fn product(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Result<Tensor> {
 }
 
 fn shape_error(a: &Tensor, b: &Tensor) -> Error {
-    let fmt = |t: &Tensor| t.shape().iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    let fmt = |t: &Tensor| {
+        t.shape()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    };
     Error::runtime(format!(
         "mat1 and mat2 shapes cannot be multiplied ({} and {})",
         fmt(a),
@@ -92,12 +108,23 @@ impl Op for Mm {
         Ok(smallvec![product(a, b, &[a.shape()[0], b.shape()[1]])?])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+        smallvec![
+            needs[1].then_some(SaveRef::Input(0)),
+            needs[0].then_some(SaveRef::Input(1))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let ga = if ctx.needs(0) { Some(mm(&g, &mh(ctx.saved(1)?)?)?) } else { None };
-        let gb = if ctx.needs(1) { Some(mm(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(mm(&g, &mh(ctx.saved(1)?)?)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) {
+            Some(mm(&mh(ctx.saved(0)?)?, &g)?)
+        } else {
+            None
+        };
         Ok(smallvec![ga, gb])
     }
 }
@@ -127,15 +154,30 @@ impl Op for Bmm {
                 b.shape()[1]
             )));
         }
-        Ok(smallvec![product(a, b, &[a.shape()[0], a.shape()[1], b.shape()[2]])?])
+        Ok(smallvec![product(
+            a,
+            b,
+            &[a.shape()[0], a.shape()[1], b.shape()[2]]
+        )?])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+        smallvec![
+            needs[1].then_some(SaveRef::Input(0)),
+            needs[0].then_some(SaveRef::Input(1))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let ga = if ctx.needs(0) { Some(bmm(&g, &mh(ctx.saved(1)?)?)?) } else { None };
-        let gb = if ctx.needs(1) { Some(bmm(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(bmm(&g, &mh(ctx.saved(1)?)?)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) {
+            Some(bmm(&mh(ctx.saved(0)?)?, &g)?)
+        } else {
+            None
+        };
         Ok(smallvec![ga, gb])
     }
 }
@@ -170,16 +212,26 @@ impl Op for Mv {
         Ok(smallvec![product(a, b, &[a.shape()[0]])?])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+        smallvec![
+            needs[1].then_some(SaveRef::Input(0)),
+            needs[0].then_some(SaveRef::Input(1))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
         let ga = if ctx.needs(0) {
-            Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(&conj(ctx.saved(1)?)?, 0)?)?)
+            Some(mul(
+                &unsqueeze(&g, 1)?,
+                &unsqueeze(&conj(ctx.saved(1)?)?, 0)?,
+            )?)
         } else {
             None
         };
-        let gb = if ctx.needs(1) { Some(mv(&mh(ctx.saved(0)?)?, &g)?) } else { None };
+        let gb = if ctx.needs(1) {
+            Some(mv(&mh(ctx.saved(0)?)?, &g)?)
+        } else {
+            None
+        };
         Ok(smallvec![ga, gb])
     }
 }
@@ -210,12 +262,23 @@ impl Op for Dot {
         Ok(smallvec![product(a, b, &[])?])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![needs[1].then_some(SaveRef::Input(0)), needs[0].then_some(SaveRef::Input(1))]
+        smallvec![
+            needs[1].then_some(SaveRef::Input(0)),
+            needs[0].then_some(SaveRef::Input(1))
+        ]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let ga = if ctx.needs(0) { Some(mul(&g, &conj(ctx.saved(1)?)?)?) } else { None };
-        let gb = if ctx.needs(1) { Some(mul(&g, &conj(ctx.saved(0)?)?)?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(mul(&g, &conj(ctx.saved(1)?)?)?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) {
+            Some(mul(&g, &conj(ctx.saved(0)?)?)?)
+        } else {
+            None
+        };
         Ok(smallvec![ga, gb])
     }
 }
@@ -228,7 +291,14 @@ fn unsafe_view(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if x.layout().view(shape).is_none() || !x.is_contiguous() {
         return reshape(x, shape);
     }
-    apply1(ViewOp { name: "UnsafeViewBackward0", kind: ViewKind::View(shape.into()), tracked_view: false }, &[x.clone()])
+    apply1(
+        ViewOp {
+            name: "UnsafeViewBackward0",
+            kind: ViewKind::View(shape.into()),
+            tracked_view: false,
+        },
+        &[x.clone()],
+    )
 }
 
 /// torch.matmul: picks dot / mv / mm / bmm by operand ranks, broadcasting batch dims.
@@ -248,7 +318,10 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             // Fold the batch into the rows of one mm.
             let k = a.shape()[da - 1];
             if b.shape()[0] != k {
-                return Err(shape_error(&reshape(a, &[a.numel() / k.max(1), k]).unwrap_or(a.clone()), b));
+                return Err(shape_error(
+                    &reshape(a, &[a.numel() / k.max(1), k]).unwrap_or(a.clone()),
+                    b,
+                ));
             }
             let rows: usize = a.shape()[..da - 1].iter().product();
             let a2 = reshape(a, &[rows, k])?;
@@ -318,11 +391,25 @@ impl Op for ScatterIntoZeros {
         smallvec![Some(SaveRef::Input(1))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        Ok(smallvec![Some(gather(&ctx.grad(0)?, self.dim, ctx.saved(0)?)?), None])
+        Ok(smallvec![
+            Some(gather(&ctx.grad(0)?, self.dim, ctx.saved(0)?)?),
+            None
+        ])
     }
 }
-pub fn scatter_into_zeros(src: &Tensor, dim: usize, index: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    apply1(ScatterIntoZeros { dim, shape: shape.into() }, &[src.clone(), index.clone()])
+pub fn scatter_into_zeros(
+    src: &Tensor,
+    dim: usize,
+    index: &Tensor,
+    shape: &[usize],
+) -> Result<Tensor> {
+    apply1(
+        ScatterIntoZeros {
+            dim,
+            shape: shape.into(),
+        },
+        &[src.clone(), index.clone()],
+    )
 }
 
 pub struct Gather {
@@ -343,7 +430,15 @@ impl Op for Gather {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let shape = ctx.inputs[0].shape.clone();
-        Ok(smallvec![Some(scatter_into_zeros(&ctx.grad(0)?, self.dim, ctx.saved(0)?, &shape)?), None])
+        Ok(smallvec![
+            Some(scatter_into_zeros(
+                &ctx.grad(0)?,
+                self.dim,
+                ctx.saved(0)?,
+                &shape
+            )?),
+            None
+        ])
     }
 }
 pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {

@@ -83,15 +83,24 @@ pub trait Op: Send + Sync + 'static {
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads>;
     /// Forward-mode rule (forward-AD issue).
     fn jvp(&self, _primals: &[Tensor], _tangents: &[Option<Tensor>]) -> Result<Outputs> {
-        let short = self.name().trim_end_matches(char::is_numeric).trim_end_matches("Backward");
+        let short = self
+            .name()
+            .trim_end_matches(char::is_numeric)
+            .trim_end_matches("Backward");
         Err(Error::not_implemented(format!(
             "Trying to use forward AD with {} that does not support it because it has not been implemented yet.",
             short.to_lowercase()
         )))
     }
     /// Batching rule (vmap issue): values with their batch dims.
-    fn vmap(&self, _inputs: &[(Tensor, Option<usize>)]) -> Result<SmallVec<[(Tensor, Option<usize>); 1]>> {
-        Err(Error::not_implemented(format!("Batching rule not implemented for {}", self.name())))
+    fn vmap(
+        &self,
+        _inputs: &[(Tensor, Option<usize>)],
+    ) -> Result<SmallVec<[(Tensor, Option<usize>); 1]>> {
+        Err(Error::not_implemented(format!(
+            "Batching rule not implemented for {}",
+            self.name()
+        )))
     }
 }
 
@@ -151,7 +160,13 @@ pub(crate) fn build_node(
         .collect();
     let input_meta = inputs.iter().map(TensorMeta::of).collect();
     let output_meta = outputs.iter().map(TensorMeta::of).collect();
-    Ok(Node::new(NodeKind::Op(op), next_edges, input_meta, output_meta, saved))
+    Ok(Node::new(
+        NodeKind::Op(op),
+        next_edges,
+        input_meta,
+        output_meta,
+        saved,
+    ))
 }
 
 /// Run an op's rule for `node` (unpacking its saved tensors).

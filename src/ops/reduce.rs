@@ -21,12 +21,20 @@ fn resolve_dims(x: &Tensor, dims: Option<&[i64]>) -> Result<Dims> {
 }
 
 fn keepdim_shape(shape: &[usize], dims: &[usize]) -> Dims {
-    shape.iter().enumerate().map(|(i, &s)| if dims.contains(&i) { 1 } else { s }).collect()
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
+        .collect()
 }
 
 /// Integer/bool sums accumulate in int64 (torch's default), floats in their own type.
 fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
-    requested.unwrap_or(if x.category() <= Category::Integral { DType::I64 } else { x })
+    requested.unwrap_or(if x.category() <= Category::Integral {
+        DType::I64
+    } else {
+        x
+    })
 }
 
 fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
@@ -35,7 +43,10 @@ fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
         let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
         return Ok(tensor_from(v, &out_shape));
     }
-    let leading = x.is_contiguous() && x.dtype() == dtype && !dims.is_empty() && dims.iter().enumerate().all(|(i, &d)| i == d);
+    let leading = x.is_contiguous()
+        && x.dtype() == dtype
+        && !dims.is_empty()
+        && dims.iter().enumerate().all(|(i, &d)| i == d);
     crate::with_arith!(dtype, "sum", T => {
         if leading && out_shape.iter().product::<usize>() > 1 {
             let data = crate::kernels::contiguous_data::<T>(x);
@@ -104,16 +115,44 @@ impl Op for Sum {
     }
 }
 
-pub fn sum(x: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn sum(
+    x: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let full = dims.is_none();
     let dims = resolve_dims(x, dims)?;
-    apply1(Sum { dims, keepdim, dtype, full, mean: false }, &[x.clone()])
+    apply1(
+        Sum {
+            dims,
+            keepdim,
+            dtype,
+            full,
+            mean: false,
+        },
+        &[x.clone()],
+    )
 }
 
-pub fn mean(x: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn mean(
+    x: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let full = dims.is_none();
     let dims = resolve_dims(x, dims)?;
-    apply1(Sum { dims, keepdim, dtype, full, mean: true }, &[x.clone()])
+    apply1(
+        Sum {
+            dims,
+            keepdim,
+            dtype,
+            full,
+            mean: true,
+        },
+        &[x.clone()],
+    )
 }
 
 /// Sum `g` down to `shape` (the engine's broadcast reduction; also expand's rule).
@@ -128,7 +167,11 @@ pub fn sum_to_size(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
             dims.push((lead + i) as i64);
         }
     }
-    let mut out = if dims.is_empty() { g.clone() } else { sum(g, Some(&dims), false, None)? };
+    let mut out = if dims.is_empty() {
+        g.clone()
+    } else {
+        sum(g, Some(&dims), false, None)?
+    };
     if out.shape() != shape {
         out = reshape(&out, shape)?;
     }
@@ -225,12 +268,20 @@ impl Op for ExtremeDim {
         if x.dim() > 0 && x.shape()[self.dim] == 0 {
             return Err(Error::index(format!(
                 "{}(): Expected reduction dim {} to have non-zero size.",
-                if self.which == Extreme::Max { "max" } else { "min" },
+                if self.which == Extreme::Max {
+                    "max"
+                } else {
+                    "min"
+                },
                 self.dim
             )));
         }
         let dims: &[usize] = if x.dim() == 0 { &[] } else { &dims };
-        let shape = if self.keepdim { keepdim_shape(x.shape(), dims) } else { reduced_shape(x.shape(), dims) };
+        let shape = if self.keepdim {
+            keepdim_shape(x.shape(), dims)
+        } else {
+            reduced_shape(x.shape(), dims)
+        };
         let which = self.which;
         let (values, indices) = crate::with_real!(x.dtype(), "max", T => {
             let pairs = reduce_rows::<T, (T, i64)>(x, dims, |r| {
@@ -258,7 +309,9 @@ impl Op for ExtremeDim {
             g = unsqueeze(&g, self.dim as i64)?;
             idx = unsqueeze(&idx, self.dim as i64)?;
         }
-        Ok(smallvec![Some(crate::ops::linalg::scatter_into_zeros(&g, self.dim, &idx, shape)?)])
+        Ok(smallvec![Some(crate::ops::linalg::scatter_into_zeros(
+            &g, self.dim, &idx, shape
+        )?)])
     }
 }
 
@@ -266,11 +319,22 @@ pub fn extreme_all(x: &Tensor, which: Extreme) -> Result<Tensor> {
     apply1(ExtremeAll { which }, &[x.clone()])
 }
 
-pub fn extreme_dim(x: &Tensor, which: Extreme, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+pub fn extreme_dim(
+    x: &Tensor,
+    which: Extreme,
+    dim: i64,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
     let d = crate::shape::wrap_dim(dim, x.dim())?;
-    let mut out = apply(ExtremeDim { which, dim: d, keepdim }, &[x.clone()])?;
+    let mut out = apply(
+        ExtremeDim {
+            which,
+            dim: d,
+            keepdim,
+        },
+        &[x.clone()],
+    )?;
     let idx = out.pop().expect("two outputs");
     let val = out.pop().expect("two outputs");
     Ok((val, idx))
 }
-

@@ -3,6 +3,7 @@
 
 use smallvec::{smallvec, SmallVec};
 
+use crate::dtype::Scalar;
 use crate::dtype::{default_float_dtype, DType, Element};
 use crate::error::Result;
 use crate::kernels::elementwise::map;
@@ -10,7 +11,6 @@ use crate::kernels::traits::{Float, Real};
 use crate::ops::binary::{div, mul, mul_scalar, sub_scalar_rev};
 use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
 use crate::tensor::Tensor;
-use crate::dtype::Scalar;
 
 /// Integer and bool inputs of floating ops compute in the default float dtype.
 fn float_input(x: &Tensor) -> Tensor {
@@ -47,25 +47,25 @@ float_unary_op!(Sin, sin, "SinBackward0", sin_, save: SaveRef::Input(0),
 float_unary_op!(Cos, cos, "CosBackward0", cos_, save: SaveRef::Input(0),
     vjp: |ctx| mul(&ctx.grad(0)?, &neg(&conj(&sin(ctx.saved(0)?)?)?)?)?);
 float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, save: SaveRef::Output(0),
-    vjp: |ctx| {
-        let y = conj(ctx.saved(0)?)?;
-        mul(&ctx.grad(0)?, &sub_scalar_rev(Scalar::Int(1), &mul(&y, &y)?)?)?
-    });
+vjp: |ctx| {
+    let y = conj(ctx.saved(0)?)?;
+    mul(&ctx.grad(0)?, &sub_scalar_rev(Scalar::Int(1), &mul(&y, &y)?)?)?
+});
 float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, save: SaveRef::Output(0),
-    vjp: |ctx| {
-        let y = conj(ctx.saved(0)?)?;
-        mul(&ctx.grad(0)?, &mul(&y, &sub_scalar_rev(Scalar::Int(1), &y)?)?)?
-    });
+vjp: |ctx| {
+    let y = conj(ctx.saved(0)?)?;
+    mul(&ctx.grad(0)?, &mul(&y, &sub_scalar_rev(Scalar::Int(1), &y)?)?)?
+});
 float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, save: SaveRef::Output(0),
     vjp: |ctx| div(&ctx.grad(0)?, &mul_scalar(&conj(ctx.saved(0)?)?, Scalar::Int(2))?)?);
 
 float_unary_op!(
-    /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
-    Reciprocal, reciprocal, "ReciprocalBackward0", recip_, save: SaveRef::Output(0),
-    vjp: |ctx| {
-        let r = conj(ctx.saved(0)?)?;
-        neg(&mul(&ctx.grad(0)?, &mul(&r, &r)?)?)?
-    });
+/// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
+Reciprocal, reciprocal, "ReciprocalBackward0", recip_, save: SaveRef::Output(0),
+vjp: |ctx| {
+    let r = conj(ctx.saved(0)?)?;
+    neg(&mul(&ctx.grad(0)?, &mul(&r, &r)?)?)?
+});
 
 pub struct Neg;
 impl Op for Neg {
@@ -77,7 +77,9 @@ impl Op for Neg {
         if x.dtype() == DType::Bool {
             return Err(crate::error::Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
         }
-        Ok(smallvec![crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, |v| crate::kernels::traits::Arith::neg(v)))])
+        Ok(smallvec![
+            crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, |v| crate::kernels::traits::Arith::neg(v)))
+        ])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(neg(&ctx.grad(0)?)?)])
@@ -98,9 +100,11 @@ impl Op for Relu {
         if x.dtype() == DType::Bool {
             return Err(crate::dtype::unsupported("clamp_min_cpu", DType::Bool));
         }
-        Ok(smallvec![crate::with_real!(x.dtype(), "relu", T => map::<T, T>(x, |v| {
-            if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
-        }))])
+        Ok(smallvec![
+            crate::with_real!(x.dtype(), "relu", T => map::<T, T>(x, |v| {
+                if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
+            }))
+        ])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Output(0))]
@@ -153,11 +157,19 @@ impl Op for Sgn {
         Ok(smallvec![match x.dtype() {
             DType::C64 => map::<num_complex::Complex32, num_complex::Complex32>(x, |v| {
                 let n = v.norm();
-                if n == 0.0 { v } else { v / n }
+                if n == 0.0 {
+                    v
+                } else {
+                    v / n
+                }
             }),
             DType::C128 => map::<num_complex::Complex64, num_complex::Complex64>(x, |v| {
                 let n = v.norm();
-                if n == 0.0 { v } else { v / n }
+                if n == 0.0 {
+                    v
+                } else {
+                    v / n
+                }
             }),
             d => crate::with_real!(d, "sign", T => map::<T, T>(x, |v| {
                 let f = v.to_f64();
@@ -174,7 +186,9 @@ impl Op for Sgn {
                 "the derivative of sgn for complex inputs is not implemented",
             ));
         }
-        Ok(smallvec![Some(crate::ops::creation::zeros_like(&ctx.grad(0)?)?)])
+        Ok(smallvec![Some(crate::ops::creation::zeros_like(
+            &ctx.grad(0)?
+        )?)])
     }
 }
 pub fn sgn(x: &Tensor) -> Result<Tensor> {
@@ -189,7 +203,9 @@ impl Op for Conj {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![crate::with_float!(x.dtype(), "conj", T => map::<T, T>(x, |v| v.conj_()))])
+        Ok(smallvec![
+            crate::with_float!(x.dtype(), "conj", T => map::<T, T>(x, |v| v.conj_()))
+        ])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(conj(&ctx.grad(0)?)?)])
@@ -255,11 +271,17 @@ impl Op for ToCopy {
         "ToCopyBackward0"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![crate::kernels::cast_tensor(&inputs[0], self.dtype)])
+        Ok(smallvec![crate::kernels::cast_tensor(
+            &inputs[0], self.dtype
+        )])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let g = if g.dtype().is_complex() && !ctx.inputs[0].dtype.is_complex() { real(&g)? } else { g };
+        let g = if g.dtype().is_complex() && !ctx.inputs[0].dtype.is_complex() {
+            real(&g)?
+        } else {
+            g
+        };
         Ok(smallvec![Some(g)])
     }
 }
@@ -282,10 +304,19 @@ impl Op for Clamp {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
         if self.min.is_none() && self.max.is_none() {
-            return Err(crate::error::Error::runtime("torch.clamp: At least one of 'min' or 'max' must not be None"));
+            return Err(crate::error::Error::runtime(
+                "torch.clamp: At least one of 'min' or 'max' must not be None",
+            ));
         }
-        let dtype = [self.min, self.max].iter().flatten().fold(x.dtype(), |d, &s| crate::dtype::promote_with_scalar(d, s));
-        let x = if dtype != x.dtype() { crate::kernels::cast_tensor(x, dtype) } else { x.clone() };
+        let dtype = [self.min, self.max]
+            .iter()
+            .flatten()
+            .fold(x.dtype(), |d, &s| crate::dtype::promote_with_scalar(d, s));
+        let x = if dtype != x.dtype() {
+            crate::kernels::cast_tensor(x, dtype)
+        } else {
+            x.clone()
+        };
         let (lo, hi) = (self.min, self.max);
         Ok(smallvec![crate::with_real!(dtype, "clamp", T => {
             let lo = lo.map(T::from_scalar);
@@ -336,7 +367,10 @@ impl Op for UndefinedGrad {
         "UndefinedGradBackward"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![crate::kernels::cast_tensor(&inputs[0], inputs[0].dtype())])
+        Ok(smallvec![crate::kernels::cast_tensor(
+            &inputs[0],
+            inputs[0].dtype()
+        )])
     }
     fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![None])

@@ -20,11 +20,27 @@ pub enum ViewKind {
     /// Remove these (already wrapped) size-1 dims; None: all size-1 dims.
     Squeeze(Option<Dims>),
     Unsqueeze(i64),
-    Slice { dim: usize, start: i64, end: i64, step: i64 },
-    Select { dim: i64, index: i64 },
-    Diagonal { offset: i64, dim1: i64, dim2: i64 },
+    Slice {
+        dim: usize,
+        start: i64,
+        end: i64,
+        step: i64,
+    },
+    Select {
+        dim: i64,
+        index: i64,
+    },
+    Diagonal {
+        offset: i64,
+        dim1: i64,
+        dim2: i64,
+    },
     /// Storage offset relative to the input's own offset.
-    AsStrided { size: Dims, stride: Dims, offset: isize },
+    AsStrided {
+        size: Dims,
+        stride: Dims,
+        offset: isize,
+    },
     Alias,
 }
 
@@ -95,7 +111,14 @@ impl Op for ViewOp {
 }
 
 fn view_op(x: &Tensor, name: &'static str, kind: ViewKind) -> Result<Tensor> {
-    apply1(ViewOp { name, kind, tracked_view: true }, &[x.clone()])
+    apply1(
+        ViewOp {
+            name,
+            kind,
+            tracked_view: true,
+        },
+        &[x.clone()],
+    )
 }
 
 /// Values moved between layouts (see kernels::index::restride); linear, and its own
@@ -115,7 +138,11 @@ impl Op for Restride {
         Ok(smallvec![out])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        Ok(smallvec![Some(restride(&ctx.grad(0)?, self.to.clone(), self.from.clone())?)])
+        Ok(smallvec![Some(restride(
+            &ctx.grad(0)?,
+            self.to.clone(),
+            self.from.clone()
+        )?)])
     }
 }
 pub fn restride(x: &Tensor, from: Layout, to: Layout) -> Result<Tensor> {
@@ -135,7 +162,14 @@ pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         return view_op(x, "ViewBackward0", ViewKind::View(shape.into()));
     }
     let c = crate::ops::unary::clone(x)?;
-    apply1(ViewOp { name: "UnsafeViewBackward0", kind: ViewKind::View(shape.into()), tracked_view: false }, &[c])
+    apply1(
+        ViewOp {
+            name: "UnsafeViewBackward0",
+            kind: ViewKind::View(shape.into()),
+            tracked_view: false,
+        },
+        &[c],
+    )
 }
 
 pub fn reshape_infer(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
@@ -158,7 +192,11 @@ pub fn t(x: &Tensor) -> Result<Tensor> {
             x.dim()
         )));
     }
-    let kind = if x.dim() < 2 { ViewKind::Transpose(0, 0) } else { ViewKind::Transpose(0, 1) };
+    let kind = if x.dim() < 2 {
+        ViewKind::Transpose(0, 0)
+    } else {
+        ViewKind::Transpose(0, 1)
+    };
     view_op(x, "TBackward0", kind)
 }
 
@@ -184,7 +222,11 @@ pub fn squeeze(x: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
                     wrapped.push(w);
                 }
             }
-            let name = if d.len() == 1 { "SqueezeBackward1" } else { "SqueezeBackward2" };
+            let name = if d.len() == 1 {
+                "SqueezeBackward1"
+            } else {
+                "SqueezeBackward2"
+            };
             view_op(x, name, ViewKind::Squeeze(Some(wrapped)))
         }
     }
@@ -200,7 +242,9 @@ pub fn flatten(x: &Tensor, start: i64, end: i64) -> Result<Tensor> {
     }
     let (s, e) = (wrap_dim(start, x.dim())?, wrap_dim(end, x.dim())?);
     if s > e {
-        return Err(Error::runtime("flatten() has invalid args: start_dim cannot come after end_dim"));
+        return Err(Error::runtime(
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
     }
     if s == e {
         return Ok(x.clone());
@@ -230,13 +274,26 @@ pub fn slice(x: &Tensor, dim: i64, start: i64, end: i64, step: i64) -> Result<Te
         return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
     }
     let d = wrap_dim(dim, x.dim())?;
-    view_op(x, "SliceBackward0", ViewKind::Slice { dim: d, start, end, step })
+    view_op(
+        x,
+        "SliceBackward0",
+        ViewKind::Slice {
+            dim: d,
+            start,
+            end,
+            step,
+        },
+    )
 }
 
 pub fn narrow(x: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
     x.layout().narrow(dim, start, length)?;
     let d = wrap_dim(dim, x.dim())?;
-    let start = if start < 0 { start + x.shape()[d] as i64 } else { start };
+    let start = if start < 0 {
+        start + x.shape()[d] as i64
+    } else {
+        start
+    };
     slice(x, d as i64, start, start + length, 1)
 }
 
@@ -246,12 +303,25 @@ pub fn select(x: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
 }
 
 pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-    view_op(x, "DiagonalBackward0", ViewKind::Diagonal { offset, dim1, dim2 })
+    view_op(
+        x,
+        "DiagonalBackward0",
+        ViewKind::Diagonal { offset, dim1, dim2 },
+    )
 }
 
-pub fn as_strided(x: &Tensor, size: &[usize], stride: &[usize], offset: Option<usize>) -> Result<Tensor> {
+pub fn as_strided(
+    x: &Tensor,
+    size: &[usize],
+    stride: &[usize],
+    offset: Option<usize>,
+) -> Result<Tensor> {
     let rel = offset.map_or(0, |o| o as isize - x.offset() as isize);
-    let kind = ViewKind::AsStrided { size: size.into(), stride: stride.into(), offset: rel };
+    let kind = ViewKind::AsStrided {
+        size: size.into(),
+        stride: stride.into(),
+        offset: rel,
+    };
     let layout = kind.apply(x.layout())?;
     if layout.storage_extent() > x.storage().len() {
         return Err(Error::runtime(format!(
@@ -270,7 +340,15 @@ pub fn as_strided(x: &Tensor, size: &[usize], stride: &[usize], offset: Option<u
 /// A view with an absolute layout over `x`'s storage (CopySlices' gradient slice).
 pub fn as_strided_raw(x: &Tensor, layout: Layout) -> Result<Tensor> {
     let rel = layout.offset as isize - x.offset() as isize;
-    view_op(x, "AsStridedBackward0", ViewKind::AsStrided { size: layout.shape, stride: layout.strides, offset: rel })
+    view_op(
+        x,
+        "AsStridedBackward0",
+        ViewKind::AsStrided {
+            size: layout.shape,
+            stride: layout.strides,
+            offset: rel,
+        },
+    )
 }
 
 /// View replaced in layout regeneration (see autograd::view): the op whose rule
@@ -283,12 +361,18 @@ impl Op for AsStrided {
         "AsStridedBackward0"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![inputs[0].make_view(self.layout.clone(), CreationMeta::Default)])
+        Ok(smallvec![
+            inputs[0].make_view(self.layout.clone(), CreationMeta::Default)
+        ])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         // The base is the storage owner: its own layout is the reference geometry.
         let base = Layout::contiguous(&ctx.inputs[0].shape);
-        Ok(smallvec![Some(restride(&ctx.grad(0)?, self.layout.clone(), base)?)])
+        Ok(smallvec![Some(restride(
+            &ctx.grad(0)?,
+            self.layout.clone(),
+            base
+        )?)])
     }
 }
 
@@ -320,9 +404,17 @@ impl MultiView {
             .iter()
             .map(|&(start, len)| {
                 if self.squeeze {
-                    ViewKind::Select { dim: self.dim as i64, index: start as i64 }
+                    ViewKind::Select {
+                        dim: self.dim as i64,
+                        index: start as i64,
+                    }
                 } else {
-                    ViewKind::Slice { dim: self.dim, start: start as i64, end: (start + len) as i64, step: 1 }
+                    ViewKind::Slice {
+                        dim: self.dim,
+                        start: start as i64,
+                        end: (start + len) as i64,
+                        step: 1,
+                    }
                 }
             })
             .collect()
@@ -335,7 +427,10 @@ impl Op for MultiView {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let short = self.name.trim_end_matches(char::is_numeric).trim_end_matches("Backward");
+        let short = self
+            .name
+            .trim_end_matches(char::is_numeric)
+            .trim_end_matches("Backward");
         let short: &'static str = match short {
             "Unbind" => "Unbind",
             "SplitWithSizes" => "SplitWithSizes",
@@ -372,11 +467,21 @@ fn multi_view(x: &Tensor, op: MultiView) -> Result<Vec<Tensor>> {
 
 pub fn unbind(x: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     if x.dim() == 0 {
-        return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
+        return Err(Error::index(
+            "Dimension specified as 0 but tensor has no dimensions",
+        ));
     }
     let d = wrap_dim(dim, x.dim())?;
     let pieces = (0..x.shape()[d]).map(|i| (i, 1)).collect();
-    multi_view(x, MultiView { name: "UnbindBackward0", dim: d, pieces, squeeze: true })
+    multi_view(
+        x,
+        MultiView {
+            name: "UnbindBackward0",
+            dim: d,
+            pieces,
+            squeeze: true,
+        },
+    )
 }
 
 pub fn split(x: &Tensor, size: usize, dim: i64) -> Result<Vec<Tensor>> {
@@ -397,7 +502,15 @@ pub fn split(x: &Tensor, size: usize, dim: i64) -> Result<Vec<Tensor>> {
         }
         start += len;
     }
-    multi_view(x, MultiView { name: "SplitBackward0", dim: d, pieces, squeeze: false })
+    multi_view(
+        x,
+        MultiView {
+            name: "SplitBackward0",
+            dim: d,
+            pieces,
+            squeeze: false,
+        },
+    )
 }
 
 pub fn split_with_sizes(x: &Tensor, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
@@ -410,13 +523,30 @@ pub fn split_with_sizes(x: &Tensor, sizes: &[usize], dim: i64) -> Result<Vec<Ten
         )));
     }
     let mut start = 0;
-    let pieces = sizes.iter().map(|&s| { let p = (start, s); start += s; p }).collect();
-    multi_view(x, MultiView { name: "SplitWithSizesBackward0", dim: d, pieces, squeeze: false })
+    let pieces = sizes
+        .iter()
+        .map(|&s| {
+            let p = (start, s);
+            start += s;
+            p
+        })
+        .collect();
+    multi_view(
+        x,
+        MultiView {
+            name: "SplitWithSizesBackward0",
+            dim: d,
+            pieces,
+            squeeze: false,
+        },
+    )
 }
 
 pub fn chunk(x: &Tensor, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
     if chunks == 0 {
-        return Err(Error::runtime("chunk expects `chunks` to be greater than 0, got: 0"));
+        return Err(Error::runtime(
+            "chunk expects `chunks` to be greater than 0, got: 0",
+        ));
     }
     let d = wrap_dim(dim, x.dim())?;
     let n = x.shape()[d];

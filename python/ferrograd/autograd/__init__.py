@@ -21,9 +21,20 @@ from .grad_mode import (
 from .variable import Variable, variable
 
 __all__ = [
-    "backward", "grad", "graph", "Variable", "variable", "gradcheck", "gradgradcheck",
-    "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-    "set_multithreading_enabled", "is_multithreading_enabled",
+    "backward",
+    "grad",
+    "graph",
+    "Variable",
+    "variable",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "set_multithreading_enabled",
+    "is_multithreading_enabled",
 ]
 
 is_multithreading_enabled = _C.is_multithreading_enabled
@@ -97,9 +108,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             else:
                 new_grads.append(None)
         else:
-            raise TypeError(
-                f"gradients can be either Tensors or None, but got {type(g).__name__}"
-            )
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
     return new_grads
 
 

@@ -49,7 +49,8 @@ If the test
   module_test entry to have `gradcheck_nondet_tol=<tol>`
 """
 
-_FAST_FAIL_SLOW_OK = """Fast gradcheck failed but element-wise differences are small. This means that the
+_FAST_FAIL_SLOW_OK = """\
+Fast gradcheck failed but element-wise differences are small. This means that the
 test might've passed in slow_mode!
 
 If you are adding a new operator, please file an issue and then use one of the
@@ -85,7 +86,8 @@ operation' in the backward pass. Please see
 NOTE: [How to write vmap-compatible backward formulas]
 in the codebase for an explanation of how to fix this."""
 
-_BATCHED_FWD_NOTE = """gradcheck failed while testing batched gradient computation with forward-mode AD.
+_BATCHED_FWD_NOTE = """\
+gradcheck failed while testing batched gradient computation with forward-mode AD.
 This test is enabled automatically when both `check_batched_grad=True`
 and `check_forward_ad=True`, but can be disabled in the following ways
 dependong on how the test was invoked (via a test that calls gradcheck
@@ -99,8 +101,9 @@ If the test
 - is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
   to have `check_batched_forward_grad=False`"""
 
-_UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' \
-    '"tools/autograd/derivatives.yaml"'
+_UNDEFINED_NOTE = (
+    'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+)
 
 # ------------------------------------------------------------------ small helpers
 
@@ -189,9 +192,7 @@ def _isclose(a, n, rtol, atol):
 
 
 def _allclose(a_rows, n_rows, rtol, atol):
-    return all(
-        _isclose(a, n, rtol, atol) for ra, rn in zip(a_rows, n_rows) for a, n in zip(ra, rn)
-    )
+    return all(_isclose(a, n, rtol, atol) for ra, rn in zip(a_rows, n_rows) for a, n in zip(ra, rn))
 
 
 class _Shown:
@@ -277,7 +278,9 @@ class _Problem:
     def __init__(self, func, inputs, func_out, eps, atol, rtol, nondet_tol, check_grad_dtypes):
         self.func, self.inputs = func, inputs
         self.func_out = _as_tuple(func_out)
-        self.diff = [_Input(p, a) for p, a in enumerate(inputs) if _is_tensor(a) and a.requires_grad]
+        self.diff = [
+            _Input(p, a) for p, a in enumerate(inputs) if _is_tensor(a) and a.requires_grad
+        ]
         self.outputs = [(k, o) for k, o in enumerate(self.func_out) if o.requires_grad]
         self.eps, self.atol, self.rtol, self.nondet_tol = eps, atol, rtol, nondet_tol
         self.check_grad_dtypes = check_grad_dtypes
@@ -310,10 +313,12 @@ class _Problem:
             den = rnd(2 * self.eps)
             va, vb = _flat(a), _flat(b)
             if a.is_complex():
-                cols.append([
-                    complex(rnd(rnd(y.real - x.real) / den), rnd(rnd(y.imag - x.imag) / den))
-                    for x, y in zip(va, vb)
-                ])
+                cols.append(
+                    [
+                        complex(rnd(rnd(y.real - x.real) / den), rnd(rnd(y.imag - x.imag) / den))
+                        for x, y in zip(va, vb)
+                    ]
+                )
             else:
                 cols.append([rnd(rnd(y - x) / den) for x, y in zip(va, vb)])
         return cols
@@ -342,8 +347,11 @@ class _Problem:
         rows = []
         for dx, dy in self.raw_numerical(inp):
             x = _select(dx[out_pos], part)
-            rows.append([complex(a, b) for a, b in zip(x, _select(dy[out_pos], part))]
-                        if inp.is_complex else x)
+            rows.append(
+                [complex(a, b) for a, b in zip(x, _select(dy[out_pos], part))]
+                if inp.is_complex
+                else x
+            )
         return rows
 
     def numerical_dtype(self, inp, out):
@@ -379,8 +387,9 @@ class _Problem:
                 raise GradcheckError("Analytical gradient has incorrect size")
             runs.append(rows)
         for first, second in zip(*runs):
-            if any(abs(a - b) > nondet_tol for r1, r2 in zip(first, second)
-                   for a, b in zip(r1, r2)):
+            if any(
+                abs(a - b) > nondet_tol for r1, r2 in zip(first, second) for a, b in zip(r1, r2)
+            ):
                 raise GradcheckError(
                     "Backward is not reentrant, i.e., running backward with same input and "
                     "grad_output multiple times gives different values, although analytical "
@@ -393,8 +402,10 @@ class _Problem:
         """Analytical Jacobian (rows: input elements) of ``out`` for every input."""
         scale = 1j if part == "imag" else 1.0
         vjp_rows = self.vjps(out, [_one_hots(out, scale), _one_hots(out, scale)], nondet_tol)
-        return [[list(col) for col in zip(*rows)] if rows else [[] for _ in range(inp.numel)]
-                for rows, inp in zip(vjp_rows, self.diff)]
+        return [
+            [list(col) for col in zip(*rows)] if rows else [[] for _ in range(inp.numel)]
+            for rows, inp in zip(vjp_rows, self.diff)
+        ]
 
 
 def _one_hots(like, scale):
@@ -421,7 +432,8 @@ def _check_inputs(inputs):
             warnings.warn(
                 f"Input #{idx} requires gradient and is not a double precision floating point "
                 "or complex. This check will likely fail if all the inputs are not of double "
-                "precision floating point or complex. "
+                "precision floating point or complex. ",
+                stacklevel=3,
             )
         if not all(st > 0 or sz <= 1 for st, sz in zip(inp.stride(), inp.shape)):
             raise RuntimeError(
@@ -470,17 +482,25 @@ def _slow_backward_check(p, part):
             a, n = analytical[in_idx], p.numerical_matrix(inp, pos, opart)
             if not _allclose(a, n, p.rtol, p.atol):
                 m = out.numel()
-                raise GradcheckError(_mismatch_msg(
-                    _show(a, m, inp.tensor.dtype), _show(n, m, p.numerical_dtype(inp, out)),
-                    out_idx, in_idx, opart))
+                raise GradcheckError(
+                    _mismatch_msg(
+                        _show(a, m, inp.tensor.dtype),
+                        _show(n, m, p.numerical_dtype(inp, out)),
+                        out_idx,
+                        in_idx,
+                        opart,
+                    )
+                )
 
 
 def _fast_backward_check(p, part):
     """Random projections: compares ``vᵀ J u`` computed from finite differences along
     ``u`` with the same scalar from a single backward with grad_output ``v``."""
     rng = random.Random(0)
-    us = [(_unit_vector(rng, i.numel), _unit_vector(rng, i.numel) if i.is_complex else None)
-          for i in p.diff]
+    us = [
+        (_unit_vector(rng, i.numel), _unit_vector(rng, i.numel) if i.is_complex else None)
+        for i in p.diff
+    ]
     vs = [_unit_vector(rng, out.numel()) for _, out in p.outputs]
     jus = []  # per input: (dx, dy) finite differences along u
     for inp, (ur, ui) in zip(p.diff, us):
@@ -502,18 +522,17 @@ def _fast_backward_check(p, part):
         return [complex(a, b) for a, b in zip(x, _select(dy[pos], opart))] if dy is not None else x
 
     if not p.outputs:
-        for i, inp in enumerate(p.diff):
+        for i, _inp in enumerate(p.diff):
             for pos, out in enumerate(p.func_out):
                 if jus[i][0][pos] is None:
                     continue
-                for opart in (("imag", "real") if out.is_complex() else (None,)):
+                for opart in ("imag", "real") if out.is_complex() else (None,):
                     if any(abs(v) > p.nondet_tol for v in ju(i, pos, opart)):
-                        raise GradcheckError(
-                            "Numerical gradient for function expected to be zero")
+                        raise GradcheckError("Numerical gradient for function expected to be zero")
         return
 
     analytical = []  # [output][input] scalar vᵀ J u
-    for (pos, out), v in zip(p.outputs, vs):
+    for (_pos, out), v in zip(p.outputs, vs):
         opart = part if out.is_complex() else None
         scale = 1j if opart == "imag" else 1.0
         g = torch.tensor([x * scale for x in v] if out.is_complex() else v, dtype=out.dtype)
@@ -523,8 +542,10 @@ def _fast_backward_check(p, part):
         for rows, inp, (ur, ui) in zip(vj, p.diff, us):
             flat = rows[0]
             if inp.is_complex:
-                row.append(sum(c.real * w for c, w in zip(flat, ur))
-                           + 1j * sum(c.imag * w for c, w in zip(flat, ui)))
+                row.append(
+                    sum(c.real * w for c, w in zip(flat, ur))
+                    + 1j * sum(c.imag * w for c, w in zip(flat, ui))
+                )
             else:
                 row.append(sum(c * w for c, w in zip(flat, ur)))
         analytical.append(row)
@@ -538,8 +559,13 @@ def _fast_backward_check(p, part):
             if _isclose(a, n, p.rtol, atol):
                 continue
             num_dtype = p.numerical_dtype(inp, out)
-            msg = _mismatch_msg(_show_scalar(a, inp.tensor.dtype), _show_scalar(n, num_dtype),
-                                out_idx, in_idx, opart)
+            msg = _mismatch_msg(
+                _show_scalar(a, inp.tensor.dtype),
+                _show_scalar(n, num_dtype),
+                out_idx,
+                in_idx,
+                opart,
+            )
             raise GradcheckError(msg + _slow_details(p, inp, in_idx, pos, out, opart))
 
 
@@ -601,7 +627,8 @@ def _undefined_grad(t):
         if function is None:
             raise NotImplementedError(
                 "gradcheck(check_undefined_grad=True) needs torch.autograd.Function, which "
-                "ferrograd does not implement yet; pass check_undefined_grad=False")
+                "ferrograd does not implement yet; pass check_undefined_grad=False"
+            )
 
         class UndefinedGrad(function):
             @staticmethod
@@ -619,12 +646,14 @@ def _undefined_grad(t):
 def _test_undefined_backward_mode(p):
     """Guards against a backward that fails on, or invents values from, undefined
     output grads: all undefined, then (several outputs) one undefined at a time."""
+
     def warn():
         warnings.warn(
             "Backwards compatibility: New undefined gradient support checking feature is "
             "enabled by default, but it may break existing callers of this function. If this "
             'is true for you, you can call this function with "check_undefined_grad=False" '
-            "to disable the feature"
+            "to disable the feature",
+            stacklevel=3,
         )
 
     def fresh_outputs():
@@ -633,8 +662,9 @@ def _test_undefined_backward_mode(p):
     cases = [[_undefined_grad(o) for o in fresh_outputs()]]
     if len(cases[0]) > 1:
         for k in range(len(p.outputs)):
-            cases.append([_undefined_grad(o) if j == k else o
-                          for j, o in enumerate(fresh_outputs())])
+            cases.append(
+                [_undefined_grad(o) if j == k else o for j, o in enumerate(fresh_outputs())]
+            )
     diff_tensors = [i.tensor for i in p.diff]
     for outs in cases:
         if not outs:
@@ -667,7 +697,8 @@ def _forward_ad():
     if not all(hasattr(forward_ad, n) for n in ("dual_level", "make_dual", "unpack_dual")):
         raise NotImplementedError(
             "gradcheck(check_forward_ad=True) needs forward-mode AD, which ferrograd does not "
-            "implement yet")
+            "implement yet"
+        )
     return forward_ad
 
 
@@ -680,7 +711,8 @@ def _vmap(what):
     if vmap is None:
         raise NotImplementedError(
             f"gradcheck({what}=True) needs vmap (torch.func.vmap), which ferrograd does not "
-            "implement yet")
+            "implement yet"
+        )
     return vmap
 
 
@@ -733,9 +765,16 @@ def _forward_check(p):
                 a = analytical[in_idx][out_idx]
                 if not _allclose(a, n, p.rtol, p.atol):
                     m = out.numel()
-                    raise GradcheckError(_mismatch_msg(
-                        _show(a, m, out.dtype), _show(n, m, out.dtype), out_idx, in_idx,
-                        part if inp.is_complex else None, forward=True))
+                    raise GradcheckError(
+                        _mismatch_msg(
+                            _show(a, m, out.dtype),
+                            _show(n, m, out.dtype),
+                            out_idx,
+                            in_idx,
+                            part if inp.is_complex else None,
+                            forward=True,
+                        )
+                    )
 
 
 def _test_undefined_forward_mode(p):
@@ -744,8 +783,10 @@ def _test_undefined_forward_mode(p):
     fw = _forward_ad()
     rng = random.Random(0)
     tangents = {
-        i.pos: torch.tensor(_unit_vector(rng, i.numel), dtype=i.tensor.dtype)
-        .reshape(tuple(i.tensor.shape)) for i in p.diff
+        i.pos: torch.tensor(_unit_vector(rng, i.numel), dtype=i.tensor.dtype).reshape(
+            tuple(i.tensor.shape)
+        )
+        for i in p.diff
     }
     with fw.dual_level():
         for inp in p.diff:
@@ -758,7 +799,8 @@ def _test_undefined_forward_mode(p):
                     raise GradcheckError(
                         f"Mismatch in tangent values for output with index: {index_o} when "
                         f"input: {inp.tensor} has an undefined tangent value.  Got: {r1} but "
-                        f"expected: {r2}")
+                        f"expected: {r2}"
+                    )
 
 
 def _test_batched_grad(p, output, output_idx):
@@ -767,10 +809,11 @@ def _test_batched_grad(p, output, output_idx):
     diff_tensors = [i.tensor for i in p.diff]
 
     def vjp(v):
-        grads = torch.autograd.grad(output, diff_tensors, v, retain_graph=True,
-                                    allow_unused=True)
-        return tuple(g if g is not None else torch.zeros(tuple(t.shape), dtype=t.dtype)
-                     for g, t in zip(grads, diff_tensors))
+        grads = torch.autograd.grad(output, diff_tensors, v, retain_graph=True, allow_unused=True)
+        return tuple(
+            g if g is not None else torch.zeros(tuple(t.shape), dtype=t.dtype)
+            for g, t in zip(grads, diff_tensors)
+        )
 
     grad_outputs = [torch.randn_like(output) for _ in range(2)]
     expected = [torch.stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]
@@ -778,12 +821,14 @@ def _test_batched_grad(p, output, output_idx):
         result = vmap(vjp)(torch.stack(grad_outputs))
     except RuntimeError as ex:
         raise GradcheckError(
-            f"While computing batched gradients, got: {ex}\n\n{_BATCHED_NOTE}") from ex
+            f"While computing batched gradients, got: {ex}\n\n{_BATCHED_NOTE}"
+        ) from ex
     for input_idx, (res, exp) in enumerate(zip(result, expected)):
         if not torch.allclose(res, exp):
             raise GradcheckError(
                 f"For output {output_idx} and input {input_idx}:\n\n{_BATCHED_NOTE}\n\n"
-                f"Got:\n{res}\n\nExpected:\n{exp}")
+                f"Got:\n{res}\n\nExpected:\n{exp}"
+            )
 
 
 def _test_batched_forward_grad(p):
@@ -791,10 +836,15 @@ def _test_batched_forward_grad(p):
     fw = _forward_ad()
     vmap = _vmap("check_batched_forward_grad")
     for inp in p.diff:
+
         def jvp(tangent, inp=inp):
             with fw.dual_level():
-                args = [fw.make_dual(a.detach(), tangent) if a is inp.tensor
-                        else (a.detach() if _is_tensor(a) else a) for a in p.inputs]
+                args = [
+                    fw.make_dual(a.detach(), tangent)
+                    if a is inp.tensor
+                    else (a.detach() if _is_tensor(a) else a)
+                    for a in p.inputs
+                ]
                 outs = []
                 for o in _as_tuple(p.func(*args)):
                     primal, t = fw.unpack_dual(o)
@@ -807,21 +857,37 @@ def _test_batched_forward_grad(p):
             result = vmap(jvp)(torch.stack(tangents))
         except RuntimeError as ex:
             raise GradcheckError(
-                f"While computing batched gradients, got: {ex}\n\n{_BATCHED_FWD_NOTE}") from ex
+                f"While computing batched gradients, got: {ex}\n\n{_BATCHED_FWD_NOTE}"
+            ) from ex
         for out_idx, (res, exp) in enumerate(zip(result, expected)):
             if not torch.allclose(res, exp):
                 raise GradcheckError(
                     f"For output {out_idx} and input {out_idx}:\n\n{_BATCHED_FWD_NOTE}\n\n"
-                    f"Got:\n{res}\n\nExpected:\n{exp}")
+                    f"Got:\n{res}\n\nExpected:\n{exp}"
+                )
 
 
 # ---------------------------------------------------------------------- public API
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_batched_forward_grad=False,
-              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_batched_forward_grad=False,
+    check_forward_ad=False,
+    check_backward_ad=True,
+    fast_mode=False,
+    masked=None,
+):
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
     Every floating/complex tensor in ``inputs`` with ``requires_grad=True`` is checked;
@@ -831,26 +897,53 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError(
-            "Expected at least one of check_forward_ad or check_backward_ad to be True")
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     if check_batched_grad and not check_backward_ad:
         raise AssertionError(
-            "Setting check_batched_grad=True requires check_backward_ad to be True")
+            "Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError(
-            "Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
+        )
     try:
-        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
-                          check_forward_ad, check_backward_ad, fast_mode)
+        return _gradcheck(
+            func,
+            inputs,
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_undefined_grad,
+            check_grad_dtypes,
+            check_batched_grad,
+            check_batched_forward_grad,
+            check_forward_ad,
+            check_backward_ad,
+            fast_mode,
+        )
     except GradcheckError:
         if raise_exception:
             raise
         return False
 
 
-def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-               check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
-               check_forward_ad, check_backward_ad, fast_mode):
+def _gradcheck(
+    func,
+    inputs,
+    eps,
+    atol,
+    rtol,
+    nondet_tol,
+    check_undefined_grad,
+    check_grad_dtypes,
+    check_batched_grad,
+    check_batched_forward_grad,
+    check_forward_ad,
+    check_backward_ad,
+    fast_mode,
+):
     tupled = _as_tuple(inputs)
     _check_inputs(tupled)
     func_out = func(*tupled)
@@ -892,50 +985,81 @@ def _random_grad_output(out, noncontiguous):
     return t.requires_grad_(True)
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
-                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
-                  masked=False):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_fwd_over_rev=False,
+    check_rev_over_rev=True,
+    fast_mode=False,
+    masked=False,
+):
     """Check second derivatives: runs :func:`gradcheck` on the function
     ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs,
     create_graph=True)``. ``grad_outputs`` default to random tensors in [-1, 1)."""
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError(
-            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
     if check_undefined_grad and not check_rev_over_rev:
         raise AssertionError(
-            "Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+            "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
+        )
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError(
-            "Setting check_batched_grad=True requires check_rev_over_rev to be True")
+            "Setting check_batched_grad=True requires check_rev_over_rev to be True"
+        )
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
         tupled_grad_outputs = tuple(
-            _random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
+            _random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs
+        )
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(tupled_grad_outputs)
-    diff_input_idx = {i for i, x in enumerate(tupled_inputs)
-                      if _is_tensor(x) and x.requires_grad}
+    diff_input_idx = {i for i, x in enumerate(tupled_inputs) if _is_tensor(x) and x.requires_grad}
     diff_grad_output_idx = {i for i, x in enumerate(tupled_grad_outputs) if x.requires_grad}
 
     def new_func(*args):
-        input_args = tuple(x.requires_grad_() if i in diff_input_idx else x
-                           for i, x in enumerate(args[: len(args) - num_outputs]))
+        input_args = tuple(
+            x.requires_grad_() if i in diff_input_idx else x
+            for i, x in enumerate(args[: len(args) - num_outputs])
+        )
         outputs = _differentiable_outputs(func(*input_args))
-        grad_outs = tuple(x.requires_grad_() if i in diff_grad_output_idx else x
-                          for i, x in enumerate(args[len(args) - num_outputs:]))
+        grad_outs = tuple(
+            x.requires_grad_() if i in diff_grad_output_idx else x
+            for i, x in enumerate(args[len(args) - num_outputs :])
+        )
         diff_input_args = tuple(x for i, x in enumerate(input_args) if i in diff_input_idx)
-        grads = torch.autograd.grad(outputs, diff_input_args, grad_outs, create_graph=True,
-                                    allow_unused=True)
+        grads = torch.autograd.grad(
+            outputs, diff_input_args, grad_outs, create_graph=True, allow_unused=True
+        )
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(
-        new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception, nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad, fast_mode=fast_mode,
-        check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
-        masked=masked)
+        new_func,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
+        masked=masked,
+    )

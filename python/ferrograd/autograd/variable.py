@@ -21,6 +21,4 @@ class Variable(metaclass=_VariableMeta):
 
 
 def variable(*args, **kwargs):
-    raise RuntimeError(
-        "torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead"
-    )
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
