@@ -104,3 +104,21 @@ pub fn validate_output(node: &Node, index: usize, grad: Tensor) -> Result<Tensor
     }
     Ok(grad)
 }
+
+/// `root.backward()` for Rust callers (tests, benches): a one-element root gets a
+/// gradient of one; the result accumulates into the leaves' `.grad`.
+pub fn backward(root: &Tensor, retain_graph: bool) -> Result<()> {
+    let edge = root.gradient_edge().ok_or_else(|| {
+        Error::runtime("element 0 of tensors does not require grad and does not have a grad_fn")
+    })?;
+    if root.numel() != 1 {
+        return Err(Error::runtime("grad can be implicitly created only for scalar outputs"));
+    }
+    let grad = crate::ops::creation::ones_like(root)?;
+    let opts = BackwardOptions { retain_graph, create_graph: false, accumulate_grad: true };
+    run_backward(vec![Root { edge, grad }], &[], opts)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
