@@ -24,7 +24,11 @@ fn chain_graph() -> Tensor {
 
 fn bench_chain(c: &mut Criterion) {
     c.bench_function("chain_backward_10k_nodes", |b| {
-        b.iter_batched(chain_graph, |root| backward(&root, false).unwrap(), BatchSize::PerIteration)
+        b.iter_batched(
+            chain_graph,
+            |root| backward(&root, false).unwrap(),
+            BatchSize::PerIteration,
+        )
     });
 }
 
@@ -49,14 +53,20 @@ fn wide_graph() -> Tensor {
 
 fn bench_wide(c: &mut Criterion) {
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        c.bench_function(&format!("wide_graph_16x256x256_backward_{threads}_threads"), |b| {
-            b.iter_batched(
-                || pool.install(wide_graph),
-                |root| pool.install(|| backward(&root, false).unwrap()),
-                BatchSize::PerIteration,
-            )
-        });
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        c.bench_function(
+            &format!("wide_graph_16x256x256_backward_{threads}_threads"),
+            |b| {
+                b.iter_batched(
+                    || pool.install(wide_graph),
+                    |root| pool.install(|| backward(&root, false).unwrap()),
+                    BatchSize::PerIteration,
+                )
+            },
+        );
     }
 }
 

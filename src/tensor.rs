@@ -249,6 +249,13 @@ impl Tensor {
     pub fn is_inference(&self) -> bool {
         self.0.inference
     }
+    /// Nobody else can observe this tensor or its memory (the engine may then hand it
+    /// over as a leaf's `.grad` instead of copying it).
+    pub fn is_uniquely_owned(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+            && Arc::strong_count(&self.0.storage) == 1
+            && self.0.view.is_none()
+    }
     pub fn ptr_eq(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

@@ -36,12 +36,21 @@ fn obeys_layout_contract(grad: &Tensor, param: &Tensor) -> bool {
         .all(|((&n, &g), &e)| n == 1 || g == e)
 }
 
-/// A detached copy of `grad` laid out for `param`.
-fn copy_for(param: &Tensor, grad: &Tensor) -> Result<Tensor> {
+/// `grad` laid out for `param`, without history: the incoming tensor itself when nobody
+/// else holds it and its layout already fits (torch "steals" it too), else a copy.
+fn copy_for(param: &Tensor, grad: Tensor) -> Result<Tensor> {
     let layout = grad_layout_for(param);
+    if grad.is_uniquely_owned()
+        && !grad.requires_grad()
+        && grad.dtype() == param.dtype()
+        && grad.strides() == &layout.strides[..]
+        && grad.offset() == 0
+    {
+        return Ok(grad);
+    }
     let storage = Storage::zeros(grad.dtype(), layout.storage_extent().max(layout.numel()))?;
     let out = Tensor::from_storage(storage, layout);
-    write_into(&out, grad)?;
+    write_into(&out, &grad)?;
     Ok(out)
 }
 
@@ -51,7 +60,7 @@ pub fn accumulate(param: &Tensor, grad: Tensor, create_graph: bool) -> Result<()
     let mut meta = param.meta();
     let new = match meta.grad.clone() {
         None if create_graph && grad.requires_grad() => crate::ops::unary::clone(&grad)?,
-        None => copy_for(param, &grad)?,
+        None => copy_for(param, grad)?,
         Some(old) if !create_graph => {
             if !obeys_layout_contract(&old, param) {
                 warn(

@@ -112,10 +112,16 @@ pub fn backward(root: &Tensor, retain_graph: bool) -> Result<()> {
         Error::runtime("element 0 of tensors does not require grad and does not have a grad_fn")
     })?;
     if root.numel() != 1 {
-        return Err(Error::runtime("grad can be implicitly created only for scalar outputs"));
+        return Err(Error::runtime(
+            "grad can be implicitly created only for scalar outputs",
+        ));
     }
     let grad = crate::ops::creation::ones_like(root)?;
-    let opts = BackwardOptions { retain_graph, create_graph: false, accumulate_grad: true };
+    let opts = BackwardOptions {
+        retain_graph,
+        create_graph: false,
+        accumulate_grad: true,
+    };
     run_backward(vec![Root { edge, grad }], &[], opts)?;
     Ok(())
 }

@@ -23,7 +23,11 @@ fn grad_of(t: &Tensor) -> Vec<f64> {
 #[test]
 fn c58_two_paths_are_summed() {
     let x = leaf(vec![1.0, 2.0]);
-    let y = add(&mul_scalar(&x, Scalar::Int(2)).unwrap(), &mul_scalar(&x, Scalar::Int(3)).unwrap()).unwrap();
+    let y = add(
+        &mul_scalar(&x, Scalar::Int(2)).unwrap(),
+        &mul_scalar(&x, Scalar::Int(3)).unwrap(),
+    )
+    .unwrap();
     backward(&sum(&y, None, false, None).unwrap(), false).unwrap();
     assert_eq!(grad_of(&x), vec![5.0, 5.0]);
 }
@@ -34,7 +38,10 @@ fn c38_second_backward_through_freed_graph_fails() {
     let y = sum(&exp(&x).unwrap(), None, false, None).unwrap();
     backward(&y, false).unwrap();
     let err = backward(&y, false).unwrap_err().to_string();
-    assert!(err.starts_with("Trying to backward through the graph a second time"), "{err}");
+    assert!(
+        err.starts_with("Trying to backward through the graph a second time"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -49,10 +56,19 @@ fn c39_retain_graph_accumulates() {
 /// A wide graph: 16 independent branches summed. Gradients must be bitwise identical
 /// whatever the number of threads.
 fn wide_graph_grads(threads: usize) -> Vec<Vec<f64>> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     pool.install(|| {
         let leaves: Vec<Tensor> = (0..16)
-            .map(|i| leaf((0..20_000).map(|j| ((i * 7 + j) % 13) as f64 * 0.01).collect()))
+            .map(|i| {
+                leaf(
+                    (0..20_000)
+                        .map(|j| ((i * 7 + j) % 13) as f64 * 0.01)
+                        .collect(),
+                )
+            })
             .collect();
         let mut total: Option<Tensor> = None;
         for l in &leaves {
@@ -84,10 +100,23 @@ fn gradients_do_not_depend_on_thread_count() {
 fn c63_grad_captures_without_touching_dot_grad() {
     let x = leaf(vec![1.0, 2.0, 3.0]);
     let y = sum(&mul(&x, &x).unwrap(), None, false, None).unwrap();
-    let root = Root { edge: y.gradient_edge().unwrap(), grad: Tensor::scalar(Scalar::Float(1.0), DType::F64) };
-    let input = crate::autograd::node::Edge { node: x.grad_accumulator(), input_nr: 0 };
-    let opts = BackwardOptions { retain_graph: false, create_graph: false, accumulate_grad: false };
+    let root = Root {
+        edge: y.gradient_edge().unwrap(),
+        grad: Tensor::scalar(Scalar::Float(1.0), DType::F64),
+    };
+    let input = crate::autograd::node::Edge {
+        node: x.grad_accumulator(),
+        input_nr: 0,
+    };
+    let opts = BackwardOptions {
+        retain_graph: false,
+        create_graph: false,
+        accumulate_grad: false,
+    };
     let out = run_backward(vec![root], &[input], opts).unwrap();
-    assert_eq!(gather_as::<f64>(out[0].as_ref().unwrap()), vec![2.0, 4.0, 6.0]);
+    assert_eq!(
+        gather_as::<f64>(out[0].as_ref().unwrap()),
+        vec![2.0, 4.0, 6.0]
+    );
     assert!(x.grad().is_none());
 }

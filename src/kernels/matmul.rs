@@ -1,6 +1,8 @@
 //! Matrix products on strided operands: the `gemm` crate for f16/f32/f64/complex,
 //! a plain loop for integers and bfloat16 (via f32).
 
+use rayon::prelude::*;
+
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::traits::Arith;
@@ -14,8 +16,68 @@ pub struct MatRef {
     pub cs: usize,
 }
 
-/// out[b] = a[b] @ b[b] for `batch` products of (m×k)·(k×n); `a_batch`/`b_batch` give
-/// each operand's storage offset per batch entry (stride 0 broadcasting allowed).
+/// The output buffer, shared by the threads that each write a disjoint block of it.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+// SAFETY: blocks handed to different threads never overlap (see `blocks`).
+unsafe impl<T> Send for OutPtr<T> {}
+unsafe impl<T> Sync for OutPtr<T> {}
+
+/// A rectangle of one output matrix: rows `r0..r0+rows`, columns `c0..c0+cols`.
+#[derive(Clone, Copy)]
+struct Block {
+    r0: usize,
+    rows: usize,
+    c0: usize,
+    cols: usize,
+}
+
+/// Split an m×n product over threads along its longer side, so each thread packs the
+/// smaller operand again rather than the larger one. Small products stay whole.
+fn blocks(m: usize, n: usize, k: usize) -> Vec<Block> {
+    let threads = rayon::current_num_threads();
+    if threads < 2 || m * n * k < 64 * 64 * 64 {
+        return vec![Block {
+            r0: 0,
+            rows: m,
+            c0: 0,
+            cols: n,
+        }];
+    }
+    let split = |len: usize| -> Vec<(usize, usize)> {
+        let step = len.div_ceil(threads);
+        (0..len)
+            .step_by(step.max(1))
+            .map(|s| (s, step.min(len - s)))
+            .collect()
+    };
+    if n >= m {
+        split(n)
+            .into_iter()
+            .map(|(c0, cols)| Block {
+                r0: 0,
+                rows: m,
+                c0,
+                cols,
+            })
+            .collect()
+    } else {
+        split(m)
+            .into_iter()
+            .map(|(r0, rows)| Block {
+                r0,
+                rows,
+                c0: 0,
+                cols: n,
+            })
+            .collect()
+    }
+}
+
+/// out[b] = a[b] @ b[b] for `batch` products of (m×k)·(k×n); `a_mats`/`b_mats` give
+/// each operand's storage offset and strides per batch entry (stride 0 broadcasting
+/// allowed). Threads split each product (see `blocks`); every gemm call is
+/// single-threaded, which on small core counts scales better than gemm's own threading.
 #[allow(clippy::too_many_arguments)]
 pub fn batched<T: Element + Arith>(
     a: &Tensor,
@@ -29,63 +91,76 @@ pub fn batched<T: Element + Arith>(
     let batch = a_mats.len();
     let total = crate::shape::checked_numel(&[batch, m, n])?;
     crate::storage::ensure_allocatable(total, std::mem::size_of::<T>())?;
-    let mut out = vec![T::zero(); total];
+    if k == 0 || m == 0 || n == 0 {
+        return Ok(vec![T::zero(); total]);
+    }
+    // Every element is written below (gemm with read_dst=false, or the plain loop), so
+    // the buffer is not zero-filled first.
+    let mut out: Vec<T> = Vec::with_capacity(total);
     let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
     let gemm_native = matches!(
         T::DTYPE,
         DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
     );
-    let big = (m * n * k) >= 48 * 48 * 48;
-    let par = if big {
-        gemm::Parallelism::Rayon(0)
-    } else {
-        gemm::Parallelism::None
-    };
+    let plan = blocks(m, n, k);
+
+    let base = OutPtr(out.as_mut_ptr());
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
-        let dst = &mut out[bi * m * n..(bi + 1) * m * n];
-        if k == 0 || m == 0 || n == 0 {
-            continue;
-        }
-        if gemm_native {
-            // SAFETY: every index the kernel touches lies inside the operand layouts,
+        let dst = OutPtr(base.0.wrapping_add(bi * m * n));
+        let run = |blk: &Block| {
+            let dst = dst;
+            // SAFETY: the block lies inside this product's m×n output, disjoint from the
+            // blocks other threads write; operand indices stay inside their layouts,
             // which were checked against their storages when the tensors were made.
             unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    dst.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    sa.as_ptr().add(am.offset),
-                    am.cs as isize,
-                    am.rs as isize,
-                    sb.as_ptr().add(bm.offset),
-                    bm.cs as isize,
-                    bm.rs as isize,
-                    T::zero(),
-                    T::one(),
-                    false,
-                    false,
-                    false,
-                    par,
-                );
-            }
-        } else {
-            for i in 0..m {
-                for j in 0..n {
-                    let mut acc = T::zero();
-                    for p in 0..k {
-                        acc = acc
-                            + sa[am.offset + i * am.rs + p * am.cs]
-                                * sb[bm.offset + p * bm.rs + j * bm.cs];
+                let out_blk = dst.0.add(blk.r0 * n + blk.c0);
+                let a_blk = sa.as_ptr().add(am.offset + blk.r0 * am.rs);
+                let b_blk = sb.as_ptr().add(bm.offset + blk.c0 * bm.cs);
+                if gemm_native {
+                    gemm::gemm(
+                        blk.rows,
+                        blk.cols,
+                        k,
+                        out_blk,
+                        1,
+                        n as isize,
+                        false,
+                        a_blk,
+                        am.cs as isize,
+                        am.rs as isize,
+                        b_blk,
+                        bm.cs as isize,
+                        bm.rs as isize,
+                        T::zero(),
+                        T::one(),
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    );
+                } else {
+                    for i in 0..blk.rows {
+                        for j in 0..blk.cols {
+                            let mut acc = T::zero();
+                            for p in 0..k {
+                                acc = acc
+                                    + *a_blk.add(i * am.rs + p * am.cs)
+                                        * *b_blk.add(p * bm.rs + j * bm.cs);
+                            }
+                            *out_blk.add(i * n + j) = acc;
+                        }
                     }
-                    dst[i * n + j] = acc;
                 }
             }
+        };
+        if plan.len() > 1 {
+            plan.par_iter().for_each(run);
+        } else {
+            run(&plan[0]);
         }
     }
+    // SAFETY: the blocks of every product cover all `total` elements, each written above.
+    unsafe { out.set_len(total) };
     Ok(out)
 }

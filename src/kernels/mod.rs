@@ -17,7 +17,7 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
-pub const PARALLEL_GRAIN: usize = 1 << 15;
+pub const PARALLEL_GRAIN: usize = 1 << 18;
 
 /// The tensor's elements in row-major order as `T`, borrowing when possible.
 pub fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
@@ -49,6 +49,9 @@ pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T>
         out.extend(s.iter().map(|&x| cast::<S, T>(x)));
         return out;
     }
+    if let Some(out) = gather_transposed(src, layout) {
+        return out;
+    }
     for_each_inner_run(layout, |start, stride, len| {
         if stride == 1 {
             out.extend(src[start..start + len].iter().map(|&x| cast::<S, T>(x)));
@@ -57,6 +60,33 @@ pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T>
         }
     });
     out
+}
+
+/// A transposed matrix (coalesced shape [R, C] with strides [1, s]): copied in square
+/// tiles so both the reads and the writes stay in cache. None for other layouts.
+fn gather_transposed<S: Element, T: Element>(src: &[S], layout: &Layout) -> Option<Vec<T>> {
+    let (shape, strides) = coalesce(&layout.shape, &[&layout.strides]);
+    if shape.len() != 2 || strides[0][0] != 1 || strides[0][1] == 1 || shape[0] * shape[1] < 4096 {
+        return None;
+    }
+    const TILE: usize = 32;
+    let (rows, cols, cs) = (shape[0], shape[1], strides[0][1]);
+    let n = rows * cols;
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let dst = out.spare_capacity_mut();
+    for r0 in (0..rows).step_by(TILE) {
+        for c0 in (0..cols).step_by(TILE) {
+            for c in c0..(c0 + TILE).min(cols) {
+                let col = &src[layout.offset + c * cs..];
+                for r in r0..(r0 + TILE).min(rows) {
+                    dst[r * cols + c].write(cast::<S, T>(col[r]));
+                }
+            }
+        }
+    }
+    // SAFETY: the tiles cover every (r, c) exactly once, so all n elements are written.
+    unsafe { out.set_len(n) };
+    Some(out)
 }
 
 /// Calls `f(start_offset, inner_stride, inner_len)` for each row of the innermost dim,

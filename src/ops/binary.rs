@@ -76,7 +76,15 @@ fn arith_tensor(kind: Arithmetic, a: &Tensor, b: &Tensor, dtype: DType) -> Resul
         let f = bool_arith(kind)?;
         return zip::<bool, bool>(a, b, f);
     }
-    crate::with_arith!(dtype, kind.kernel_name(), T => zip::<T, T>(a, b, move |x, y| kind.eval(x, y)))
+    // One closure per kind: a runtime `match` inside the element loop would stop the
+    // compiler from vectorizing it.
+    crate::with_arith!(dtype, kind.kernel_name(), T => match kind {
+        Arithmetic::Add => zip::<T, T>(a, b, |x, y| x + y),
+        Arithmetic::Sub => zip::<T, T>(a, b, |x, y| x - y),
+        Arithmetic::Mul => zip::<T, T>(a, b, |x, y| x * y),
+        Arithmetic::Div => zip::<T, T>(a, b, |x, y| x / y),
+        Arithmetic::Pow => zip::<T, T>(a, b, Arith::powf),
+    })
 }
 
 /// a ⊕ s (or s ⊕ a when `reversed`), computed in `dtype`.
@@ -100,7 +108,13 @@ fn arith_scalar(
     }
     crate::with_arith!(dtype, kind.kernel_name(), T => {
         let v = T::from_scalar(s);
-        Ok(if reversed { map::<T, T>(a, move |x| kind.eval(v, x)) } else { map::<T, T>(a, move |x| kind.eval(x, v)) })
+        let a = if a.dtype() == dtype { a.clone() } else { crate::kernels::cast_tensor(a, dtype) };
+        Ok(match (kind, reversed) {
+            (Arithmetic::Sub, true) => map::<T, T>(&a, move |x| v - x),
+            (Arithmetic::Pow, false) => map::<T, T>(&a, move |x| Arith::powf(x, v)),
+            (Arithmetic::Pow, true) => map::<T, T>(&a, move |x| Arith::powf(v, x)),
+            _ => map::<T, T>(&a, move |x| if reversed { kind.eval(v, x) } else { kind.eval(x, v) }),
+        })
     })
 }
 
