@@ -46,7 +46,7 @@ pub enum NodeKind {
     /// only holds this node weakly, so there is no cycle.
     AccumulateGrad(Tensor),
     /// In-place op applied to a view: routes the gradient of the base through the op.
-    CopySlices(crate::autograd::view::CopySlices),
+    CopySlices(Box<crate::autograd::view::CopySlices>),
 }
 
 /// Hooks and other per-node extras that most nodes never use.

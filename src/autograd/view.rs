@@ -69,7 +69,7 @@ pub fn rebase_history_on_view(base: &Tensor, view: &Tensor, inner: Arc<Node>) {
         inner,
     };
     let node = Node::new(
-        NodeKind::CopySlices(cs),
+        NodeKind::CopySlices(Box::new(cs)),
         next_edges,
         input_meta,
         smallvec![TensorMeta::of(base)],

@@ -43,20 +43,19 @@ impl GraphTask {
         let mut index: HashMap<*const Node, usize> = HashMap::new();
         let mut nodes: Vec<Arc<Node>> = Vec::new();
         let mut stack: Vec<Arc<Node>> = Vec::new();
-        for r in roots {
-            if !index.contains_key(&node_key(&r.edge.node)) {
-                index.insert(node_key(&r.edge.node), nodes.len());
-                nodes.push(r.edge.node.clone());
-                stack.push(r.edge.node.clone());
+        let mut visit = |node: &Arc<Node>, stack: &mut Vec<Arc<Node>>| {
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(node_key(node)) {
+                slot.insert(nodes.len());
+                nodes.push(node.clone());
+                stack.push(node.clone());
             }
+        };
+        for r in roots {
+            visit(&r.edge.node, &mut stack);
         }
         while let Some(n) = stack.pop() {
             for e in n.next_edges.iter().flatten() {
-                if !index.contains_key(&node_key(&e.node)) {
-                    index.insert(node_key(&e.node), nodes.len());
-                    nodes.push(e.node.clone());
-                    stack.push(e.node.clone());
-                }
+                visit(&e.node, &mut stack);
             }
         }
         let children = nodes

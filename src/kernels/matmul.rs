@@ -23,6 +23,13 @@ struct OutPtr<T>(*mut T);
 unsafe impl<T> Send for OutPtr<T> {}
 unsafe impl<T> Sync for OutPtr<T> {}
 
+impl<T> OutPtr<T> {
+    /// A method (not field access), so closures capture the whole Send wrapper.
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
 /// A rectangle of one output matrix: rows `r0..r0+rows`, columns `c0..c0+cols`.
 #[derive(Clone, Copy)]
 struct Block {
@@ -109,12 +116,11 @@ pub fn batched<T: Element + Arith>(
         let (am, bm) = (a_mats[bi], b_mats[bi]);
         let dst = OutPtr(base.0.wrapping_add(bi * m * n));
         let run = |blk: &Block| {
-            let dst = dst;
             // SAFETY: the block lies inside this product's m×n output, disjoint from the
             // blocks other threads write; operand indices stay inside their layouts,
             // which were checked against their storages when the tensors were made.
             unsafe {
-                let out_blk = dst.0.add(blk.r0 * n + blk.c0);
+                let out_blk = dst.get().add(blk.r0 * n + blk.c0);
                 let a_blk = sa.as_ptr().add(am.offset + blk.r0 * am.rs);
                 let b_blk = sb.as_ptr().add(bm.offset + blk.c0 * bm.cs);
                 if gemm_native {

@@ -7,8 +7,8 @@ use num_complex::{Complex32, Complex64};
 
 use crate::dtype::Element;
 
-/// + - * / on a type (division on integers is only used after promotion to float,
-/// except by integer-only kernels that check for zero themselves).
+/// `+ - * /` on a type. Division on integers is only used after promotion to float,
+/// except by integer-only kernels that check for zero themselves.
 pub trait Arith:
     Element
     + std::ops::Add<Output = Self>

@@ -318,7 +318,7 @@ pub fn sub_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
             kind: ScalarOpKind::Rsub,
             scalar: s,
         },
-        &[a.clone()],
+        std::slice::from_ref(a),
     )
 }
 pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
@@ -327,7 +327,7 @@ pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
             kind: ScalarOpKind::Pow,
             scalar: e,
         },
-        &[a.clone()],
+        std::slice::from_ref(a),
     )
 }
 /// s ** a
@@ -337,7 +337,7 @@ pub fn pow_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
             kind: ScalarOpKind::RPow,
             scalar: s,
         },
-        &[a.clone()],
+        std::slice::from_ref(a),
     )
 }
 

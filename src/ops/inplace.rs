@@ -58,11 +58,7 @@ fn check_inplace(t: &Tensor) -> Result<()> {
 
 /// torch refuses in-place results that would need a lossy category change.
 fn check_cast(result: DType, dst: DType) -> Result<()> {
-    let ok = match (result.category(), dst.category()) {
-        (r, d) if r <= d => true,
-        _ => false,
-    };
-    if !ok {
+    if result.category() > dst.category() {
         return Err(Error::runtime(format!(
             "result type {} can't be cast to the desired output type {}",
             result.scalar_type_name(),
@@ -150,15 +146,15 @@ pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
                 kind: ScalarOpKind::Pow,
                 scalar: s,
             },
-            &[t.clone()],
+            std::slice::from_ref(t),
         ),
     }
 }
 pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
-    apply_inplace(Clamp { min, max }, &[t.clone()])
+    apply_inplace(Clamp { min, max }, std::slice::from_ref(t))
 }
 pub fn relu_(t: &Tensor) -> Result<()> {
-    apply_inplace(Relu, &[t.clone()])
+    apply_inplace(Relu, std::slice::from_ref(t))
 }
 
 /// `copy_(src)`: the gradient goes to `src` (broadcast-summed and cast by the engine).
@@ -231,7 +227,7 @@ impl Op for Fill {
     }
 }
 pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {
-    apply_inplace(Fill { value, zero: false }, &[t.clone()])
+    apply_inplace(Fill { value, zero: false }, std::slice::from_ref(t))
 }
 pub fn zero_(t: &Tensor) -> Result<()> {
     apply_inplace(
@@ -239,6 +235,6 @@ pub fn zero_(t: &Tensor) -> Result<()> {
             value: Scalar::Int(0),
             zero: true,
         },
-        &[t.clone()],
+        std::slice::from_ref(t),
     )
 }

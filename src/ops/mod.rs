@@ -35,6 +35,8 @@ use crate::tensor::Tensor;
 
 pub type Outputs = SmallVec<[Tensor; 1]>;
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
+/// Values with their batch dims, as batching rules take and return them.
+pub type Batched = SmallVec<[(Tensor, Option<usize>); 1]>;
 
 /// Which value an op saves for backward.
 #[derive(Clone, Copy, Debug)]
@@ -93,10 +95,7 @@ pub trait Op: Send + Sync + 'static {
         )))
     }
     /// Batching rule (vmap issue): values with their batch dims.
-    fn vmap(
-        &self,
-        _inputs: &[(Tensor, Option<usize>)],
-    ) -> Result<SmallVec<[(Tensor, Option<usize>); 1]>> {
+    fn vmap(&self, _inputs: &[(Tensor, Option<usize>)]) -> Result<Batched> {
         Err(Error::not_implemented(format!(
             "Batching rule not implemented for {}",
             self.name()

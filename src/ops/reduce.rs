@@ -131,7 +131,7 @@ pub fn sum(
             full,
             mean: false,
         },
-        &[x.clone()],
+        std::slice::from_ref(x),
     )
 }
 
@@ -151,7 +151,7 @@ pub fn mean(
             full,
             mean: true,
         },
-        &[x.clone()],
+        std::slice::from_ref(x),
     )
 }
 
@@ -316,7 +316,7 @@ impl Op for ExtremeDim {
 }
 
 pub fn extreme_all(x: &Tensor, which: Extreme) -> Result<Tensor> {
-    apply1(ExtremeAll { which }, &[x.clone()])
+    apply1(ExtremeAll { which }, std::slice::from_ref(x))
 }
 
 pub fn extreme_dim(
@@ -332,7 +332,7 @@ pub fn extreme_dim(
             dim: d,
             keepdim,
         },
-        &[x.clone()],
+        std::slice::from_ref(x),
     )?;
     let idx = out.pop().expect("two outputs");
     let val = out.pop().expect("two outputs");

@@ -1,6 +1,9 @@
 //! Elementwise unary ops. Complex gradients follow torch's conjugate-Wirtinger
 //! convention: for holomorphic f, grad_in = grad * conj(f'(z)).
 
+// The ordered kernels are instantiated for bool too, where clippy flags `v > x`.
+#![allow(clippy::bool_comparison)]
+
 use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::Scalar;
@@ -34,7 +37,7 @@ macro_rules! float_unary_op {
             fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
             fn vjp(&self, $ctx: &VjpCtx) -> Result<Grads> { Ok(smallvec![Some($vjp)]) }
         }
-        pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, &[x.clone()]) }
+        pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, std::slice::from_ref(x)) }
     };
 }
 
@@ -78,7 +81,7 @@ impl Op for Neg {
             return Err(crate::error::Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
         }
         Ok(smallvec![
-            crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, |v| crate::kernels::traits::Arith::neg(v)))
+            crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, crate::kernels::traits::Arith::neg))
         ])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
@@ -86,7 +89,7 @@ impl Op for Neg {
     }
 }
 pub fn neg(x: &Tensor) -> Result<Tensor> {
-    apply1(Neg, &[x.clone()])
+    apply1(Neg, std::slice::from_ref(x))
 }
 
 /// relu: the rule masks with the saved result (torch's threshold_backward).
@@ -115,7 +118,7 @@ impl Op for Relu {
     }
 }
 pub fn relu(x: &Tensor) -> Result<Tensor> {
-    apply1(Relu, &[x.clone()])
+    apply1(Relu, std::slice::from_ref(x))
 }
 
 pub struct Abs;
@@ -142,7 +145,7 @@ impl Op for Abs {
     }
 }
 pub fn abs(x: &Tensor) -> Result<Tensor> {
-    apply1(Abs, &[x.clone()])
+    apply1(Abs, std::slice::from_ref(x))
 }
 
 /// sign for real tensors, z/|z| for complex (torch's sgn). Its gradient is zero
@@ -192,7 +195,7 @@ impl Op for Sgn {
     }
 }
 pub fn sgn(x: &Tensor) -> Result<Tensor> {
-    apply1(Sgn, &[x.clone()])
+    apply1(Sgn, std::slice::from_ref(x))
 }
 
 /// Complex conjugate (a copy; identity for real tensors, which return themselves).
@@ -215,7 +218,7 @@ pub fn conj(x: &Tensor) -> Result<Tensor> {
     if !x.dtype().is_complex() {
         return Ok(x.clone());
     }
-    apply1(Conj, &[x.clone()])
+    apply1(Conj, std::slice::from_ref(x))
 }
 
 /// Real part of a complex tensor (identity for real ones).
@@ -241,7 +244,7 @@ pub fn real(x: &Tensor) -> Result<Tensor> {
     if !x.dtype().is_complex() {
         return Ok(x.clone());
     }
-    apply1(Real_, &[x.clone()])
+    apply1(Real_, std::slice::from_ref(x))
 }
 
 pub struct Clone_;
@@ -259,7 +262,7 @@ impl Op for Clone_ {
 }
 /// A new contiguous tensor with the same values (and history, when recording).
 pub fn clone(x: &Tensor) -> Result<Tensor> {
-    apply1(Clone_, &[x.clone()])
+    apply1(Clone_, std::slice::from_ref(x))
 }
 
 /// `.to(dtype)` / `.float()` ...: a cast copy; gradients are cast back by the engine.
@@ -289,7 +292,7 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
     if x.dtype() == dtype {
         return Ok(x.clone());
     }
-    apply1(ToCopy { dtype }, &[x.clone()])
+    apply1(ToCopy { dtype }, std::slice::from_ref(x))
 }
 
 /// clamp(min, max) with scalar bounds; the gradient passes where min <= x <= max.
@@ -352,7 +355,7 @@ impl Op for Clamp {
     }
 }
 pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    apply1(Clamp { min, max }, &[x.clone()])
+    apply1(Clamp { min, max }, std::slice::from_ref(x))
 }
 
 pub fn is_nan_any<T: Float>(v: &[T]) -> bool {
@@ -377,5 +380,5 @@ impl Op for UndefinedGrad {
     }
 }
 pub fn undefined_grad(x: &Tensor) -> Result<Tensor> {
-    apply1(UndefinedGrad, &[x.clone()])
+    apply1(UndefinedGrad, std::slice::from_ref(x))
 }

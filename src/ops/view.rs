@@ -117,7 +117,7 @@ fn view_op(x: &Tensor, name: &'static str, kind: ViewKind) -> Result<Tensor> {
             kind,
             tracked_view: true,
         },
-        &[x.clone()],
+        std::slice::from_ref(x),
     )
 }
 
@@ -146,7 +146,7 @@ impl Op for Restride {
     }
 }
 pub fn restride(x: &Tensor, from: Layout, to: Layout) -> Result<Tensor> {
-    apply1(Restride { from, to }, &[x.clone()])
+    apply1(Restride { from, to }, std::slice::from_ref(x))
 }
 
 // ---------------------------------------------------------------- public view fns
@@ -462,7 +462,7 @@ impl Op for MultiView {
 }
 
 fn multi_view(x: &Tensor, op: MultiView) -> Result<Vec<Tensor>> {
-    Ok(apply(op, &[x.clone()])?.into_vec())
+    Ok(apply(op, std::slice::from_ref(x))?.into_vec())
 }
 
 pub fn unbind(x: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
