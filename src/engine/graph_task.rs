@@ -15,6 +15,8 @@ use crate::tensor::Tensor;
 
 /// A node is worth a parallel task when its incoming gradients hold this many elements.
 const PARALLEL_NODE_GRAIN: usize = 1 << 14;
+/// At most this many big nodes run in one parallel wave (bounds peak memory).
+const MAX_PARALLEL_BATCH: usize = 32;
 
 /// Sort key of one contribution to an input buffer: (producer rank, output position).
 type Key = (usize, usize);
@@ -122,6 +124,15 @@ impl GraphTask {
         order
     }
 
+    /// Elements waiting in a node's input buffer (its work estimate).
+    fn buffered_numel(&self, idx: usize) -> usize {
+        self.buffers[idx]
+            .iter()
+            .flat_map(|s| s.contributions.iter())
+            .map(|(_, t)| t.numel())
+            .sum()
+    }
+
     /// Sum one node's buffered contributions, in key order.
     fn take_inputs(&mut self, idx: usize) -> Result<Vec<Option<Tensor>>> {
         let slots = std::mem::take(&mut self.buffers[idx]);
@@ -139,8 +150,47 @@ impl GraphTask {
     }
 }
 
-fn grads_numel(grads: &[Option<Tensor>]) -> usize {
-    grads.iter().flatten().map(|t| t.numel()).sum()
+/// Nodes whose gradients are all in, highest sequence number first (later ops run
+/// first, as in torch). With parallelism on, nodes are split by the size of their
+/// incoming gradients: small ones run inline first (they are cheap and usually release
+/// more work), then every big ready node runs at once on rayon. Serially, one heap keeps
+/// torch's exact order.
+struct ReadySet {
+    small: BinaryHeap<(u64, usize)>,
+    big: BinaryHeap<(u64, usize)>,
+    parallel: bool,
+}
+
+impl ReadySet {
+    fn new(parallel: bool) -> Self {
+        ReadySet {
+            small: BinaryHeap::new(),
+            big: BinaryHeap::new(),
+            parallel,
+        }
+    }
+
+    fn push(&mut self, sequence_nr: u64, idx: usize, numel: usize) {
+        if self.parallel && numel >= PARALLEL_NODE_GRAIN {
+            self.big.push((sequence_nr, idx));
+        } else {
+            self.small.push((sequence_nr, idx));
+        }
+    }
+
+    fn next_batch(&mut self) -> SmallVec<[usize; 8]> {
+        if let Some((_, i)) = self.small.pop() {
+            return smallvec::smallvec![i];
+        }
+        let mut batch = SmallVec::new();
+        while batch.len() < MAX_PARALLEL_BATCH {
+            match self.big.pop() {
+                Some((_, i)) => batch.push(i),
+                None => break,
+            }
+        }
+        batch
+    }
 }
 
 /// Run backward from `roots`. `inputs` (may be empty for "all leaves") are the edges whose
@@ -202,64 +252,49 @@ pub fn run_backward(
             .push(((r, 0), root.grad));
     }
     let n_roots = root_idx.len();
-    let mut ready: BinaryHeap<(u64, usize)> = BinaryHeap::new();
+    let parallel = grad_mode::is_multithreading_enabled() && rayon::current_num_threads() > 1;
+    let mut ready = ReadySet::new(parallel);
     let mut queued = vec![false; task.nodes.len()];
     for &i in &root_idx {
         if task.deps[i] == 0 && !queued[i] && (task.exec[i] || task.captured[i]) {
             queued[i] = true;
-            ready.push((task.nodes[i].sequence_nr, i));
+            ready.push(task.nodes[i].sequence_nr, i, task.buffered_numel(i));
         }
     }
 
-    let parallel = grad_mode::is_multithreading_enabled() && rayon::current_num_threads() > 1;
-    while let Some((_, top)) = ready.pop() {
-        let mut batch: SmallVec<[(usize, Vec<Option<Tensor>>); 4]> = SmallVec::new();
-        let grads = task.take_inputs(top)?;
-        let big = parallel && grads_numel(&grads) >= PARALLEL_NODE_GRAIN;
-        batch.push((top, grads));
-        while big && batch.len() < rayon::current_num_threads() {
-            let Some(&(_, next)) = ready.peek() else {
-                break;
-            };
-            let total: usize = task.buffers[next]
-                .iter()
-                .flat_map(|s| s.contributions.iter())
-                .map(|(_, t)| t.numel())
-                .sum();
-            if total < PARALLEL_NODE_GRAIN || !task.exec[next] {
-                break;
-            }
-            ready.pop();
-            let g = task.take_inputs(next)?;
-            batch.push((next, g));
+    loop {
+        let batch_idx = ready.next_batch();
+        if batch_idx.is_empty() {
+            break;
         }
-
-        // Captures and retained grads see the summed gradient before the node runs.
-        for (idx, grads) in batch.iter() {
-            record_captures(&task, *idx, grads, &captures, &mut results);
-            retain_grads(&task.nodes[*idx], grads, opts.create_graph)?;
+        let mut batch: Vec<(usize, Vec<Option<Tensor>>)> = Vec::with_capacity(batch_idx.len());
+        for idx in batch_idx {
+            let grads = task.take_inputs(idx)?;
+            // Captures and retained grads see the summed gradient before the node runs.
+            record_captures(&task, idx, &grads, &captures, &mut results);
+            retain_grads(&task.nodes[idx], &grads, opts.create_graph)?;
+            batch.push((idx, grads));
         }
-
-        let outputs: Vec<Result<Grads>> = if batch.len() > 1 {
-            let nodes = &task.nodes;
-            let exec = &task.exec;
+        let outputs: Vec<(usize, Result<Grads>)> = if batch.len() > 1 {
+            let (nodes, exec) = (&task.nodes, &task.exec);
             batch
-                .par_iter()
-                .map(|(idx, grads)| run_one(&nodes[*idx], exec[*idx], grads.clone(), opts))
+                .into_par_iter()
+                .map(|(idx, grads)| (idx, run_one(&nodes[idx], exec[idx], grads, opts)))
                 .collect()
         } else {
-            let (idx, grads) = batch.pop().expect("one node");
-            batch.push((idx, Vec::new()));
-            vec![run_one(&task.nodes[idx], task.exec[idx], grads, opts)]
+            batch
+                .into_iter()
+                .map(|(idx, grads)| (idx, run_one(&task.nodes[idx], task.exec[idx], grads, opts)))
+                .collect()
         };
 
-        for ((idx, _), out) in batch.iter().zip(outputs) {
+        for (idx, out) in outputs {
             let out = out?;
-            let node = task.nodes[*idx].clone();
-            if !task.exec[*idx] {
+            if !task.exec[idx] {
                 continue;
             }
-            for (i, child) in task.children[*idx].clone().into_iter().enumerate() {
+            let node = task.nodes[idx].clone();
+            for (i, child) in task.children[idx].clone().into_iter().enumerate() {
                 let Some(c) = child else { continue };
                 if !(task.exec[c] || task.captured[c]) {
                     continue;
@@ -272,12 +307,12 @@ pub fn run_backward(
                         .input_nr;
                     task.buffers[c][input_nr]
                         .contributions
-                        .push(((n_roots + *idx, i), g));
+                        .push(((n_roots + idx, i), g));
                 }
                 task.deps[c] -= 1;
                 if task.deps[c] == 0 && !queued[c] {
                     queued[c] = true;
-                    ready.push((task.nodes[c].sequence_nr, c));
+                    ready.push(task.nodes[c].sequence_nr, c, task.buffered_numel(c));
                 }
             }
         }
