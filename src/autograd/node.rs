@@ -47,6 +47,22 @@ pub enum NodeKind {
     AccumulateGrad(Tensor),
     /// In-place op applied to a view: routes the gradient of the base through the op.
     CopySlices(Box<crate::autograd::view::CopySlices>),
+    /// A node whose backward is user code (a Python `autograd.Function`), supplied by
+    /// the bindings; the core only schedules it.
+    Custom(Box<dyn CustomBackward>),
+}
+
+/// The backward of a user-defined Function. `apply` receives the node (for its saved
+/// tensors) and one gradient per forward output, and returns one per next edge.
+pub trait CustomBackward: Send + Sync {
+    fn name(&self) -> &str;
+    fn apply(&self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> crate::error::Result<crate::ops::Grads>;
+    /// Whether undefined incoming gradients are replaced by zeros before `apply`.
+    fn materialize_grads(&self) -> bool {
+        true
+    }
+    /// Opaque handle to the user-facing object (the bindings' Python ctx).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Hooks and other per-node extras that most nodes never use.
@@ -133,11 +149,12 @@ impl Node {
     }
 
     /// torch's node name: `MulBackward0`, `torch::autograd::AccumulateGrad`, ...
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match &self.kind {
             NodeKind::Op(op) => op.name(),
             NodeKind::AccumulateGrad(_) => "torch::autograd::AccumulateGrad",
             NodeKind::CopySlices(_) => "torch::autograd::CopySlices",
+            NodeKind::Custom(c) => c.name(),
         }
     }
 

@@ -34,8 +34,12 @@ impl Drop for PyNode {
     }
 }
 
-/// The Python object for a node (the same object while it is alive).
+/// The Python object for a node (the same object while it is alive); for a custom
+/// Function's node, its ctx object.
 pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
+    if let Some(ctx) = crate::bindings::function::custom_ctx(py, &node) {
+        return Ok(ctx);
+    }
     let h = node.py_handle.load(Ordering::Acquire);
     if h != 0 {
         // SAFETY: cleared under the GIL before the object is freed (see PyNode::drop).
@@ -61,8 +65,8 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl PyNode {
-    fn name(&self) -> &'static str {
-        self.node.name()
+    fn name(&self) -> String {
+        self.node.name().to_string()
     }
     #[getter]
     fn next_functions(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
@@ -126,6 +130,18 @@ impl PyNode {
     fn __hash__(&self) -> isize {
         Arc::as_ptr(&self.node) as isize
     }
+}
+
+/// torch's `next_functions`: `((node, input_nr) | (None, 0), ...)`.
+pub fn next_functions_of(py: Python<'_>, node: &Node) -> PyResult<Py<PyTuple>> {
+    let mut items = Vec::with_capacity(node.next_edges.len());
+    for e in &node.next_edges {
+        items.push(match e {
+            Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr).into_pyobject(py)?.into_any().unbind(),
+            None => (py.None(), 0usize).into_pyobject(py)?.into_any().unbind(),
+        });
+    }
+    Ok(PyTuple::new(py, items)?.unbind())
 }
 
 fn input_edge(t: &Tensor) -> Option<Edge> {

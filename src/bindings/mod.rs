@@ -4,6 +4,7 @@ pub mod autograd;
 pub mod convert;
 pub mod dtype;
 pub mod errors;
+pub mod function;
 pub mod functions;
 pub mod tensor;
 
@@ -16,6 +17,9 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<autograd::PyNode>()?;
     m.add_class::<convert::ArrayView>()?;
+    m.add_class::<function::PyFunctionCtx>()?;
+    m.add_function(wrap_pyfunction!(function::_function_record, m)?)?;
+    m.add_function(wrap_pyfunction!(function::_error_node, m)?)?;
     for d in crate::dtype::ALL_DTYPES {
         m.add(d.name(), dtype::dtype_object(m.py(), d))?;
     }

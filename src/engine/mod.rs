@@ -67,6 +67,22 @@ pub fn apply_node(
             }
             Ok(Grads::new())
         }
+        NodeKind::Custom(custom) => {
+            // User code always runs (it may expect None grads when materialization is off).
+            let grads = if custom.materialize_grads() {
+                grads
+                    .into_iter()
+                    .zip(&node.output_meta)
+                    .map(|(g, m)| match g {
+                        Some(g) => Ok(Some(g)),
+                        None => Tensor::zeros(&m.shape, m.dtype).map(Some),
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            } else {
+                grads
+            };
+            custom.apply(node, grads)
+        }
         NodeKind::CopySlices(cs) => {
             let g = match grads.into_iter().next().flatten() {
                 Some(g) => g,

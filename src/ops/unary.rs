@@ -382,3 +382,26 @@ impl Op for UndefinedGrad {
 pub fn undefined_grad(x: &Tensor) -> Result<Tensor> {
     apply1(UndefinedGrad, std::slice::from_ref(x))
 }
+
+/// The node `once_differentiable` puts on results computed under create_graph: an
+/// alias of input 0 whose backward refuses to run (torch's `torch::autograd::Error`).
+/// The other inputs only connect the node to what the gradient would have needed.
+pub struct ErrorNode {
+    pub message: String,
+}
+impl Op for ErrorNode {
+    fn name(&self) -> &'static str {
+        "torch::autograd::Error"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        Ok(smallvec![inputs[0].alias_detached()])
+    }
+    fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
+        Err(crate::error::Error::runtime(self.message.clone()))
+    }
+}
+pub fn error_node(value: &Tensor, connect: &[Tensor], message: String) -> Result<Tensor> {
+    let mut inputs = vec![value.clone()];
+    inputs.extend(connect.iter().cloned());
+    apply1(ErrorNode { message }, &inputs)
+}

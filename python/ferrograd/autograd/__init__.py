@@ -9,7 +9,8 @@ import collections.abc
 import warnings
 
 from .. import _C
-from . import graph
+from . import function, graph
+from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .grad_mode import (
     enable_grad,

@@ -1,0 +1,282 @@
+"""Custom differentiable operations: ``autograd.Function`` (spec function.md).
+
+A subclass defines static ``forward`` and ``backward`` (or ``vjp``). ``apply`` runs
+``forward`` with grad mode off, then ``_C._function_record`` builds one graph node whose
+backward calls back into ``_do_backward`` here. The ctx object passed to ``forward`` /
+``backward`` is an instance of the generated ``<Name>Backward`` class, and is also what
+``out.grad_fn`` returns.
+"""
+
+import functools
+import inspect
+import warnings
+
+from .. import _C
+from .grad_mode import no_grad
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+_Tensor = _C.Tensor
+
+
+class FunctionCtx:
+    """The methods ``forward`` / ``setup_context`` may call on ctx."""
+
+    def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of "
+                    f"type {type(t).__name__}"
+                )
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        assert all(t is None or isinstance(t, _Tensor) for t in tensors), (
+            "save_for_forward expects all arguments to be tensors; you should save "
+            "non-tensors as attributes on ctx."
+        )
+        self._to_save_for_forward = tensors
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    def mark_shared_storage(self, *pairs):
+        warnings.warn(
+            "`mark_shared_storage` is deprecated. Tensors with shared storages are "
+            "automatically tracked. Note that calls to `set_()` are not tracked",
+            FutureWarning,
+            stacklevel=2,
+        )
+
+
+class BackwardCFunction(_C._FunctionBase, FunctionCtx):
+    """Base of the generated ``<Name>Backward`` classes (one per Function subclass)."""
+
+    _materialize = True
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def metadata(self):
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
+
+    @property
+    def saved_tensors(self):
+        if self._forward_cls.clear_saved_tensors_on_access:
+            if self.__dict__.get("_saved_accessed"):
+                raise RuntimeError(
+                    "saved_tensors can only be accessed once when "
+                    "clear_saved_tensors_on_access=True is set on the autograd.Function. "
+                    "Either access saved_tensors only once, or set "
+                    "clear_saved_tensors_on_access=False."
+                )
+            self.__dict__["_saved_accessed"] = True
+            values = _C._FunctionBase.saved_tensors.__get__(self)
+            self._release_saved()
+            return values
+        return _C._FunctionBase.saved_tensors.__get__(self)
+
+    def register_hook(self, fn):
+        raise NotImplementedError("Node hooks on custom Functions are not implemented yet")
+
+    def register_prehook(self, fn):
+        raise NotImplementedError("Node hooks on custom Functions are not implemented yet")
+
+    def _do_backward(self, grads):
+        """Called by the engine with one gradient per tensor output; returns one
+        gradient per forward argument after torch's checks."""
+        cls = self._forward_cls
+        overrides_backward = cls.backward is not Function.backward
+        overrides_vjp = cls.vjp is not Function.vjp
+        if overrides_backward and overrides_vjp:
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                "You should only implement one of them."
+            )
+        backward_fn = cls.vjp if overrides_vjp else cls.backward
+        grad_outputs = [None] * self._n_outputs
+        for pos, g in zip(self._tensor_output_positions, grads):
+            grad_outputs[pos] = g
+        if cls.boxed_grads_call:
+            result = backward_fn(self, grad_outputs)
+        else:
+            result = backward_fn(self, *grad_outputs)
+        if not isinstance(result, tuple):
+            result = (result,)
+        return self._check_backward_result(result)
+
+    def _check_backward_result(self, result):
+        name = self.name()
+        n_args = len(self._arg_is_tensor)
+        if len(result) > n_args and all(r is None for r in result[n_args:]):
+            result = result[:n_args]
+        if len(result) != n_args:
+            raise RuntimeError(
+                f"function {name} returned an incorrect number of gradients (expected "
+                f"{n_args}, got {len(result)})"
+            )
+        for i, (r, is_tensor) in enumerate(zip(result, self._arg_is_tensor)):
+            if r is None:
+                continue
+            if not isinstance(r, _Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            if not is_tensor:
+                raise RuntimeError(
+                    f"function {name} returned a gradient different than None at position "
+                    f"{i + 1}, but the corresponding forward input was not a Variable"
+                )
+        return result
+
+
+class FunctionMeta(type):
+    """Creates the ``<Name>Backward`` class once per Function subclass."""
+
+    def __init__(cls, name, bases, attrs):
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        backward_cls.__qualname__ = name + "Backward"
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+def _is_overridden(cls, name):
+    return getattr(cls, name) is not getattr(Function, name)
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of custom differentiable operations; see the module docstring."""
+
+    generate_vmap_rule = False
+    clear_saved_tensors_on_access = False
+    boxed_grads_call = False
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself. Instantiating "
+            "an autograd function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please "
+            "use new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it "
+            "with forward mode AD."
+        )
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap "
+            "staticmethod or set generate_vmap_rule=True."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = cls._backward_cls()
+        separate = _is_overridden(cls, "setup_context")
+        if separate:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            inputs = tuple(bound.arguments.values())
+        else:
+            inputs = args
+        ctx.needs_input_grad = tuple(isinstance(a, _Tensor) and a.requires_grad for a in inputs)
+        ctx._arg_is_tensor = tuple(isinstance(a, _Tensor) for a in inputs)
+        with no_grad():
+            if separate:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, inputs, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        is_tuple = isinstance(output, tuple)
+        outputs = list(output) if is_tuple else [output]
+        positions = [i for i, o in enumerate(outputs) if isinstance(o, _Tensor)]
+        ctx._n_outputs = len(outputs)
+        ctx._tensor_output_positions = positions
+        recorded = _C._function_record(
+            ctx,
+            ctx.name(),
+            inputs,
+            [outputs[i] for i in positions],
+            ctx.__dict__.get("_to_save", ()),
+            ctx.__dict__.get("_dirty", ()),
+            ctx.__dict__.get("_non_differentiable", ()),
+            ctx._materialize,
+        )
+        for i, t in zip(positions, recorded):
+            outputs[i] = t
+        return tuple(outputs) if is_tuple else outputs[0]
+
+
+def once_differentiable(fn):
+    """Decorate a ``backward`` that is not itself differentiable: it runs under
+    ``no_grad``, and under ``create_graph=True`` its results carry an error node."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled():
+            return outputs
+        connect = [a for a in args if isinstance(a, _Tensor) and a.requires_grad]
+        if not connect:
+            return outputs
+        message = (
+            "trying to differentiate twice a function that was marked with "
+            "@once_differentiable"
+        )
+        is_tuple = isinstance(outputs, tuple)
+        outs = outputs if is_tuple else (outputs,)
+        wrapped = tuple(
+            _C._error_node(o, connect, message) if isinstance(o, _Tensor) else o for o in outs
+        )
+        return wrapped if is_tuple else wrapped[0]
+
+    return wrapper
+
+
+class InplaceFunction(Function):
+    """Legacy base kept for compatibility."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
