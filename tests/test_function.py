@@ -330,9 +330,10 @@ def test_C227_missing_forward_raises_at_apply():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(NotImplementedError, match=re.escape(
-        "You must implement the forward function for custom autograd.Function."
-    )):
+    with pytest.raises(
+        NotImplementedError,
+        match=re.escape("You must implement the forward function for custom autograd.Function."),
+    ):
         NoForward.apply(torch.ones(2, requires_grad=True))
 
 
@@ -345,10 +346,13 @@ def test_C228_missing_backward_raises_on_backward_only():
     x = torch.ones(2, requires_grad=True)
     out = NoBackward.apply(x)  # apply itself is fine
     assert out.grad_fn.name() == "NoBackwardBackward"
-    with pytest.raises(NotImplementedError, match=re.escape(
-        "You must implement either the backward or vjp method for your custom "
-        "autograd.Function to use it with backward mode AD."
-    )):
+    with pytest.raises(
+        NotImplementedError,
+        match=re.escape(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        ),
+    ):
         out.sum().backward()
 
 
@@ -511,9 +515,10 @@ def test_C233_save_for_backward_rejects_non_tensors():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(TypeError, match=re.escape(
-        "save_for_backward can only save variables, but argument 1 is of type int"
-    )):
+    with pytest.raises(
+        TypeError,
+        match=re.escape("save_for_backward can only save variables, but argument 1 is of type int"),
+    ):
         SaveInt.apply(torch.ones(2, requires_grad=True))
 
 
@@ -597,10 +602,13 @@ def test_C237_save_for_forward_rejects_non_tensors():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(AssertionError, match=re.escape(
-        "save_for_forward expects all arguments to be tensors; you should save non-tensors "
-        "as attributes on ctx."
-    )):
+    with pytest.raises(
+        AssertionError,
+        match=re.escape(
+            "save_for_forward expects all arguments to be tensors; you should save non-tensors "
+            "as attributes on ctx."
+        ),
+    ):
         SaveFwdInt.apply(torch.ones(2, requires_grad=True))
 
 
@@ -615,10 +623,13 @@ def test_FN2_mark_shared_storage_warns_future_warning():
         def backward(ctx, g):
             return g
 
-    with pytest.warns(FutureWarning, match=re.escape(
-        "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically "
-        "tracked. Note that calls to `set_()` are not tracked"
-    )):
+    with pytest.warns(
+        FutureWarning,
+        match=re.escape(
+            "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically "
+            "tracked. Note that calls to `set_()` are not tracked"
+        ),
+    ):
         out = Shared.apply(torch.ones(2, requires_grad=True))
     assert out.tolist() == [2.0, 2.0]
 
@@ -1377,9 +1388,9 @@ def test_C214_detached_backward_passes_gradcheck_but_fails_gradgradcheck():
 
 def test_C214_detached_backward_gradgradcheck_returns_false():
     DetSquare = make_detached_square()
-    assert torch.autograd.gradgradcheck(
-        DetSquare.apply, (double(3),), raise_exception=False
-    ) is False
+    assert (
+        torch.autograd.gradgradcheck(DetSquare.apply, (double(3),), raise_exception=False) is False
+    )
 
 
 def make_none_intolerant():
@@ -1400,14 +1411,20 @@ def make_none_intolerant():
 
 def test_C410_backward_failing_on_undefined_grad_fails_gradcheck():
     NoneBad = make_none_intolerant()
-    with pytest.warns(UserWarning, match=re.escape(
-        "Backwards compatibility: New undefined gradient support checking feature is enabled "
-        "by default, but it may break existing callers of this function."
-    )):
-        with pytest.raises(gradcheck_error(), match=re.escape(
-            "Expected backward function to handle undefined output grads. Please look at "
-            '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
-        )) as info:
+    with pytest.warns(
+        UserWarning,
+        match=re.escape(
+            "Backwards compatibility: New undefined gradient support checking feature is enabled "
+            "by default, but it may break existing callers of this function."
+        ),
+    ):
+        with pytest.raises(
+            gradcheck_error(),
+            match=re.escape(
+                "Expected backward function to handle undefined output grads. Please look at "
+                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+            ),
+        ) as info:
             torch.autograd.gradcheck(NoneBad.apply, (double(3),))
     cause = info.value.__cause__
     assert isinstance(cause, RuntimeError)
@@ -1416,6 +1433,4 @@ def test_C410_backward_failing_on_undefined_grad_fails_gradcheck():
 
 def test_C410_check_undefined_grad_false_passes():
     NoneBad = make_none_intolerant()
-    assert torch.autograd.gradcheck(
-        NoneBad.apply, (double(3),), check_undefined_grad=False
-    ) is True
+    assert torch.autograd.gradcheck(NoneBad.apply, (double(3),), check_undefined_grad=False) is True

@@ -34,10 +34,13 @@ def test_C201_float32_input_warns():
 
 
 def test_C202_no_input_requiring_grad_raises():
-    with pytest.raises(ValueError, match=re.escape(
-        "gradcheck expects at least one input tensor to require gradient, but none of them "
-        "have requires_grad=True."
-    )):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "gradcheck expects at least one input tensor to require gradient, but none of them "
+            "have requires_grad=True."
+        ),
+    ):
         gradcheck(torch.sin, (torch.randn(3, dtype=torch.float64),))
 
 
@@ -48,21 +51,32 @@ def test_C203_stride_zero_input_raises():
 
 
 def test_C204_no_mode_selected_raises():
-    with pytest.raises(AssertionError, match="Expected at least one of check_forward_ad or "
-                       "check_backward_ad to be True"):
+    with pytest.raises(
+        AssertionError,
+        match="Expected at least one of check_forward_ad or check_backward_ad to be True",
+    ):
         gradcheck(torch.sin, (double(2),), check_forward_ad=False, check_backward_ad=False)
 
 
 def test_C205_batched_grad_requires_backward_ad():
-    with pytest.raises(AssertionError, match="Setting check_batched_grad=True requires "
-                       "check_backward_ad to be True"):
-        gradcheck(torch.sin, (double(2),), check_batched_grad=True, check_backward_ad=False,
-                  check_forward_ad=True)
+    with pytest.raises(
+        AssertionError,
+        match="Setting check_batched_grad=True requires check_backward_ad to be True",
+    ):
+        gradcheck(
+            torch.sin,
+            (double(2),),
+            check_batched_grad=True,
+            check_backward_ad=False,
+            check_forward_ad=True,
+        )
 
 
 def test_C206_batched_forward_grad_requires_forward_ad():
-    with pytest.raises(AssertionError, match="Setting check_batched_forward_grad=True "
-                       "requires check_forward_ad to be True"):
+    with pytest.raises(
+        AssertionError,
+        match="Setting check_batched_forward_grad=True requires check_forward_ad to be True",
+    ):
         gradcheck(torch.sin, (double(2),), check_batched_forward_grad=True)
 
 
@@ -93,17 +107,19 @@ def test_C213_gradgradcheck_sin_passes_with_and_without_grad_outputs():
 
 
 def test_C215_no_second_order_mode_raises():
-    with pytest.raises(AssertionError, match="Expected at least one of check_fwd_over_rev or "
-                       "check_rev_over_rev to be True"):
-        gradgradcheck(torch.sin, (double(2),), check_fwd_over_rev=False,
-                      check_rev_over_rev=False)
+    with pytest.raises(
+        AssertionError,
+        match="Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True",
+    ):
+        gradgradcheck(torch.sin, (double(2),), check_fwd_over_rev=False, check_rev_over_rev=False)
 
 
 def test_C216_undefined_grad_check_requires_rev_over_rev():
-    with pytest.raises(AssertionError, match="Setting check_undefined_grad=True requires "
-                       "check_rev_over_rev to be True"):
-        gradgradcheck(torch.sin, (double(2),), check_fwd_over_rev=True,
-                      check_rev_over_rev=False)
+    with pytest.raises(
+        AssertionError,
+        match="Setting check_undefined_grad=True requires check_rev_over_rev to be True",
+    ):
+        gradgradcheck(torch.sin, (double(2),), check_fwd_over_rev=True, check_rev_over_rev=False)
 
 
 def test_wrong_rule_is_caught_by_jacobian_comparison():
@@ -113,7 +129,8 @@ def test_wrong_rule_is_caught_by_jacobian_comparison():
         return x * x.detach()
 
     assert gradcheck(f, (double(3),), raise_exception=False) is False
-    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+    mismatch = "Jacobian mismatch for output 0 with respect to input 0"
+    with pytest.raises(GradcheckError, match=mismatch):
         gradcheck(f, (double(3),))
 
 

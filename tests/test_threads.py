@@ -6,8 +6,8 @@ leaf, and must neither crash nor hang; gradients stay exact.
 Duration of the time-based soak: ``FERROGRAD_THREAD_TEST_SECONDS`` if set, otherwise the
 issue's 20 s (set it lower for quick local runs). The count-based checks (each thread does
 exactly K backward passes into the shared leaf, so its ``.grad`` must be 8*K times the
-single-thread value) do not depend on the duration. All values are small integers in float64 so every sum is exact whatever
-the order in which concurrent accumulations land.
+single-thread value) do not depend on the duration. All values are small integers in
+float64 so every sum is exact whatever the order in which concurrent accumulations land.
 """
 
 import os

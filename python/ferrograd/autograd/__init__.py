@@ -22,6 +22,8 @@ from .grad_mode import (
 from .variable import Variable, variable
 
 __all__ = [
+    "Function",
+    "function",
     "backward",
     "grad",
     "graph",

@@ -261,8 +261,7 @@ def once_differentiable(fn):
         if not connect:
             return outputs
         message = (
-            "trying to differentiate twice a function that was marked with "
-            "@once_differentiable"
+            "trying to differentiate twice a function that was marked with @once_differentiable"
         )
         is_tuple = isinstance(outputs, tuple)
         outs = outputs if is_tuple else (outputs,)
