@@ -53,6 +53,10 @@ pub struct AutogradMeta {
     /// For views: the version at which `grad_fn` was last set; a mismatch means the
     /// base changed in place and the view's grad_fn must be regenerated.
     pub attr_version: u64,
+    /// A leaf's tensor hooks (a non-leaf's live on its grad_fn; see autograd::hooks).
+    pub leaf_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::TensorHook>,
+    pub post_accumulate_hooks:
+        crate::autograd::hooks::HookList<dyn crate::autograd::hooks::PostAccumulateHook>,
 }
 
 pub struct TensorImpl {

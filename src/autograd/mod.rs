@@ -2,6 +2,7 @@
 
 pub mod accumulate;
 pub mod grad_mode;
+pub mod hooks;
 pub mod node;
 pub mod saved;
 pub mod view;

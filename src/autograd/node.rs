@@ -56,7 +56,11 @@ pub enum NodeKind {
 /// tensors) and one gradient per forward output, and returns one per next edge.
 pub trait CustomBackward: Send + Sync {
     fn name(&self) -> &str;
-    fn apply(&self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> crate::error::Result<crate::ops::Grads>;
+    fn apply(
+        &self,
+        node: &Arc<Node>,
+        grads: Vec<Option<Tensor>>,
+    ) -> crate::error::Result<crate::ops::Grads>;
     /// Whether undefined incoming gradients are replaced by zeros before `apply`.
     fn materialize_grads(&self) -> bool {
         true
@@ -72,6 +76,10 @@ pub struct NodeExtras {
     pub retained: SmallVec<[(usize, WeakTensor); 1]>,
     /// The bindings' `grad_fn.metadata` dict (opaque here).
     pub py_metadata: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// Tensor pre-hooks of this node's outputs: (output_nr, hook id, hook).
+    pub tensor_pre_hooks: Vec<(usize, u64, Arc<dyn crate::autograd::hooks::TensorHook>)>,
+    pub pre_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePreHook>,
+    pub post_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePostHook>,
 }
 
 pub struct Node {

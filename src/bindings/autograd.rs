@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -109,11 +109,11 @@ impl PyNode {
     fn _sequence_nr(&self) -> u64 {
         self.node.sequence_nr
     }
-    fn register_hook(&self, _hook: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err("Node.register_hook is not implemented yet (hooks arrive with the extension-points issue)"))
+    fn register_hook(&self, hook: Py<PyAny>) -> crate::bindings::hooks::RemovableHandle {
+        crate::bindings::hooks::register_node_hook(&self.node, hook, false)
     }
-    fn register_prehook(&self, _hook: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err("Node.register_prehook is not implemented yet (hooks arrive with the extension-points issue)"))
+    fn register_prehook(&self, hook: Py<PyAny>) -> crate::bindings::hooks::RemovableHandle {
+        crate::bindings::hooks::register_node_hook(&self.node, hook, true)
     }
     fn __repr__(slf: &Bound<'_, Self>) -> String {
         format!(
@@ -137,7 +137,10 @@ pub fn next_functions_of(py: Python<'_>, node: &Node) -> PyResult<Py<PyTuple>> {
     let mut items = Vec::with_capacity(node.next_edges.len());
     for e in &node.next_edges {
         items.push(match e {
-            Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr).into_pyobject(py)?.into_any().unbind(),
+            Some(e) => (node_to_py(py, e.node.clone())?, e.input_nr)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
             None => (py.None(), 0usize).into_pyobject(py)?.into_any().unbind(),
         });
     }

@@ -21,14 +21,24 @@ use crate::error::Error;
 use crate::ops::{recording, Grads};
 use crate::tensor::Tensor;
 
-#[pyclass(name = "_FunctionBase", module = "ferrograd._C", subclass, dict, weakref, frozen)]
+#[pyclass(
+    name = "_FunctionBase",
+    module = "ferrograd._C",
+    subclass,
+    dict,
+    weakref,
+    frozen
+)]
 pub struct PyFunctionCtx {
     node: Mutex<Weak<Node>>,
 }
 
 impl PyFunctionCtx {
     pub fn node(&self) -> Option<Arc<Node>> {
-        self.node.lock().unwrap_or_else(|e| e.into_inner()).upgrade()
+        self.node
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .upgrade()
     }
 }
 
@@ -37,13 +47,17 @@ impl PyFunctionCtx {
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        PyFunctionCtx { node: Mutex::new(Weak::new()) }
+        PyFunctionCtx {
+            node: Mutex::new(Weak::new()),
+        }
     }
 
     /// The tensors given to `save_for_backward`, unpacked (version-checked).
     #[getter]
     fn saved_tensors(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        let node = self.node().ok_or_else(|| PyRuntimeError::new_err(ERR_FREED))?;
+        let node = self
+            .node()
+            .ok_or_else(|| PyRuntimeError::new_err(ERR_FREED))?;
         let slots = node.saved_slots();
         if slots.released {
             return Err(PyRuntimeError::new_err(ERR_FREED));
@@ -68,6 +82,17 @@ impl PyFunctionCtx {
 
     fn _sequence_nr(&self) -> u64 {
         self.node().map_or(0, |n| n.sequence_nr)
+    }
+
+    fn _register_hook(
+        &self,
+        hook: Py<PyAny>,
+        pre: bool,
+    ) -> PyResult<crate::bindings::hooks::RemovableHandle> {
+        let node = self
+            .node()
+            .ok_or_else(|| PyRuntimeError::new_err("the node of this Function has been freed"))?;
+        Ok(crate::bindings::hooks::register_node_hook(&node, hook, pre))
     }
 
     fn _release_saved(&self) {
@@ -99,22 +124,30 @@ impl CustomBackward for PyBackward {
     fn apply(&self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> crate::error::Result<Grads> {
         Python::attach(|py| {
             let call = || -> PyResult<Grads> {
-                let args: PyResult<Vec<Py<PyAny>>> = grads.into_iter().map(|g| opt_to_py(py, g)).collect();
-                let result = self.ctx.bind(py).call_method1("_do_backward", (PyTuple::new(py, args?)?,))?;
+                let args: PyResult<Vec<Py<PyAny>>> =
+                    grads.into_iter().map(|g| opt_to_py(py, g)).collect();
+                let result = self
+                    .ctx
+                    .bind(py)
+                    .call_method1("_do_backward", (PyTuple::new(py, args?)?,))?;
                 let result = result.cast::<PyTuple>()?;
                 let mut out: Grads = (0..node.next_edges.len()).map(|_| None).collect();
                 for (arg, edge) in self.arg_edges.iter().enumerate() {
                     let Some(e) = edge else { continue };
                     let item = result.get_item(arg)?;
                     if !item.is_none() {
-                        out[*e] = Some(as_tensor_ref(&item).ok_or_else(|| {
-                            PyTypeError::new_err("expected Variable or None")
-                        })?);
+                        out[*e] =
+                            Some(as_tensor_ref(&item).ok_or_else(|| {
+                                PyTypeError::new_err("expected Variable or None")
+                            })?);
                     }
                 }
                 Ok(out)
             };
-            call().map_err(|e| Error::External { message: e.to_string(), payload: Arc::new(PyErrBox(e)) })
+            call().map_err(|e| Error::External {
+                message: e.to_string(),
+                payload: Arc::new(PyErrBox(e)),
+            })
         })
     }
 }
@@ -122,7 +155,10 @@ impl CustomBackward for PyBackward {
 /// The Python ctx of a custom node (its `grad_fn` object), if `node` is one.
 pub fn custom_ctx(py: Python<'_>, node: &Node) -> Option<Py<PyAny>> {
     match &node.kind {
-        NodeKind::Custom(c) => c.as_any().downcast_ref::<PyBackward>().map(|b| b.ctx.clone_ref(py)),
+        NodeKind::Custom(c) => c
+            .as_any()
+            .downcast_ref::<PyBackward>()
+            .map(|b| b.ctx.clone_ref(py)),
         _ => None,
     }
 }
@@ -148,7 +184,9 @@ pub fn _function_record(
     let non_diff: Vec<Tensor> = tensors_of(non_differentiable)?;
     let mut outs: Vec<Tensor> = Vec::with_capacity(outputs.len());
     for o in outputs.iter() {
-        outs.push(as_tensor_ref(&o).ok_or_else(|| PyTypeError::new_err("outputs must be tensors"))?);
+        outs.push(
+            as_tensor_ref(&o).ok_or_else(|| PyTypeError::new_err("outputs must be tensors"))?,
+        );
     }
     for d in &dirty {
         if !outs.iter().any(|o| o.ptr_eq(d)) {
@@ -162,11 +200,16 @@ pub fn _function_record(
             *o = o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default);
         }
     }
-    let needs: Vec<bool> = arg_tensors.iter().map(|t| t.as_ref().is_some_and(|t| t.requires_grad())).collect();
+    let needs: Vec<bool> = arg_tensors
+        .iter()
+        .map(|t| t.as_ref().is_some_and(|t| t.requires_grad()))
+        .collect();
     if recording() && needs.contains(&true) {
         for d in &dirty {
             if d.is_leaf() && d.requires_grad() {
-                return Err(PyRuntimeError::new_err("a leaf Variable that requires grad has been used in an in-place operation."));
+                return Err(PyRuntimeError::new_err(
+                    "a leaf Variable that requires grad has been used in an in-place operation.",
+                ));
             }
         }
         let mut next_edges: SmallVec<[Option<Edge>; 2]> = SmallVec::new();
@@ -194,8 +237,19 @@ pub fn _function_record(
             });
         }
         let output_meta = outs.iter().map(TensorMeta::of).collect();
-        let backward = PyBackward { ctx: ctx.clone().into_any().unbind(), name, materialize, arg_edges };
-        let node = Node::new(NodeKind::Custom(Box::new(backward)), next_edges, input_meta, output_meta, saved_slots);
+        let backward = PyBackward {
+            ctx: ctx.clone().into_any().unbind(),
+            name,
+            materialize,
+            arg_edges,
+        };
+        let node = Node::new(
+            NodeKind::Custom(Box::new(backward)),
+            next_edges,
+            input_meta,
+            output_meta,
+            saved_slots,
+        );
         *ctx.get().node.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&node);
         for (j, o) in outs.iter().enumerate() {
             let non_diff = non_diff.iter().any(|n| n.ptr_eq(o));
@@ -222,7 +276,12 @@ fn tensors_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 /// `once_differentiable`: `value` aliased behind a node that raises `message` if
 /// differentiated, connected to the `connect` tensors.
 #[pyfunction]
-pub fn _error_node(py: Python<'_>, value: &Bound<'_, PyAny>, connect: &Bound<'_, PyAny>, message: String) -> PyResult<Py<PyAny>> {
+pub fn _error_node(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    connect: &Bound<'_, PyAny>,
+    message: String,
+) -> PyResult<Py<PyAny>> {
     let v = as_tensor_ref(value).ok_or_else(|| PyTypeError::new_err("value must be a Tensor"))?;
     let c = tensors_of(connect)?;
     to_py(py, run(|| crate::ops::unary::error_node(&v, &c, message))?)

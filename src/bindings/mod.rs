@@ -6,6 +6,7 @@ pub mod dtype;
 pub mod errors;
 pub mod function;
 pub mod functions;
+pub mod hooks;
 pub mod tensor;
 
 use pyo3::prelude::*;
@@ -18,6 +19,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<autograd::PyNode>()?;
     m.add_class::<convert::ArrayView>()?;
     m.add_class::<function::PyFunctionCtx>()?;
+    m.add_class::<hooks::RemovableHandle>()?;
     m.add_function(wrap_pyfunction!(function::_function_record, m)?)?;
     m.add_function(wrap_pyfunction!(function::_error_node, m)?)?;
     for d in crate::dtype::ALL_DTYPES {

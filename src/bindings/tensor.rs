@@ -587,9 +587,14 @@ impl PyTensor {
         py_helper(py, "backward")?.call1((slf, gradient, retain_graph, create_graph, inputs))?;
         Ok(())
     }
-    fn register_hook(slf: &Bound<'_, Self>, hook: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let _ = (slf, hook);
-        Err(PyNotImplementedError::new_err("Tensor.register_hook is not implemented yet (hooks arrive with the extension-points issue)"))
+    fn register_hook(&self, hook: Py<PyAny>) -> PyResult<crate::bindings::hooks::RemovableHandle> {
+        crate::bindings::hooks::register_tensor_hook(&self.t, hook)
+    }
+    fn register_post_accumulate_grad_hook(
+        &self,
+        hook: Py<PyAny>,
+    ) -> PyResult<crate::bindings::hooks::RemovableHandle> {
+        crate::bindings::hooks::register_post_accumulate_hook(&self.t, hook)
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         py_helper(slf.py(), "tensor_repr")?.call1((slf,))?.extract()

@@ -268,12 +268,23 @@ pub fn run_backward(
             break;
         }
         let mut batch: Vec<(usize, Vec<Option<Tensor>>)> = Vec::with_capacity(batch_idx.len());
-        for idx in batch_idx {
-            let grads = task.take_inputs(idx)?;
-            // Captures and retained grads see the summed gradient before the node runs.
-            record_captures(&task, idx, &grads, &captures, &mut results);
-            retain_grads(&task.nodes[idx], &grads, opts.create_graph)?;
-            batch.push((idx, grads));
+        {
+            // Hooks run with grad mode = create_graph (spec §10.2), in torch's order:
+            // tensor hooks, then captured/retained grads, then node pre-hooks (§10.3).
+            let _mode = grad_mode::GradModeGuard::new(opts.create_graph);
+            for idx in batch_idx {
+                let inputs = task.take_inputs(idx)?;
+                let node = &task.nodes[idx];
+                let grads = crate::engine::run_tensor_pre_hooks(node, inputs)?;
+                record_captures(&task, idx, &grads, &captures, &mut results);
+                retain_grads(node, &grads, opts.create_graph)?;
+                let grads = if task.exec[idx] {
+                    crate::engine::run_node_pre_hooks(node, grads)?
+                } else {
+                    grads
+                };
+                batch.push((idx, grads));
+            }
         }
         let outputs: Vec<(usize, Result<Grads>)> = if batch.len() > 1 {
             let (nodes, exec) = (&task.nodes, &task.exec);
@@ -329,11 +340,22 @@ fn run_one(
     if !exec {
         return Ok(Grads::new());
     }
+    let kept = if node.extras().post_hooks.is_empty() {
+        None
+    } else {
+        Some(grads.clone())
+    };
     let out = apply_node(node, grads, opts.create_graph);
     if !opts.retain_graph {
         node.release_saved();
     }
-    out
+    match kept {
+        Some(grads) => {
+            let _mode = grad_mode::GradModeGuard::new(opts.create_graph);
+            crate::engine::run_node_post_hooks(node, out?, &grads)
+        }
+        None => out,
+    }
 }
 
 fn record_captures(

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::autograd::accumulate::accumulate;
 use crate::autograd::grad_mode::GradModeGuard;
+use crate::autograd::hooks::TensorHook;
 use crate::autograd::node::{Edge, Node, NodeKind};
 use crate::error::{Error, Result};
 use crate::ops::Grads;
@@ -64,6 +65,10 @@ pub fn apply_node(
         NodeKind::AccumulateGrad(leaf) => {
             if let Some(Some(g)) = grads.into_iter().next() {
                 accumulate(leaf, g, create_graph)?;
+                let hooks = leaf.meta().post_accumulate_hooks.snapshot();
+                for h in hooks {
+                    h.call(leaf)?;
+                }
             }
             Ok(Grads::new())
         }
@@ -91,6 +96,61 @@ pub fn apply_node(
             cs.apply(g, create_graph)
         }
     }
+}
+
+/// Tensor pre-hooks of the tensors whose gradients arrive at `node` (a leaf's hooks for
+/// its AccumulateGrad), in registration order, each seeing the previous result.
+pub fn run_tensor_pre_hooks(
+    node: &Node,
+    mut grads: Vec<Option<Tensor>>,
+) -> Result<Vec<Option<Tensor>>> {
+    let hooks: Vec<(usize, Arc<dyn TensorHook>)> = match &node.kind {
+        NodeKind::AccumulateGrad(leaf) => leaf
+            .meta()
+            .leaf_hooks
+            .snapshot()
+            .into_iter()
+            .map(|h| (0, h))
+            .collect(),
+        _ => node
+            .extras()
+            .tensor_pre_hooks
+            .iter()
+            .map(|(slot, _, h)| (*slot, h.clone()))
+            .collect(),
+    };
+    for (slot, hook) in hooks {
+        if let Some(g) = grads.get_mut(slot).and_then(|g| g.take()) {
+            grads[slot] = Some(hook.call(&g)?.unwrap_or(g));
+        }
+    }
+    Ok(grads)
+}
+
+/// Node pre-hooks: each may replace the whole list of incoming gradients.
+pub fn run_node_pre_hooks(
+    node: &Node,
+    mut grads: Vec<Option<Tensor>>,
+) -> Result<Vec<Option<Tensor>>> {
+    let hooks = node.extras().pre_hooks.snapshot();
+    for hook in hooks {
+        if let Some(new) = hook.call(&grads)? {
+            grads = new;
+        }
+    }
+    Ok(grads)
+}
+
+/// Node post-hooks: each may replace the node's results.
+pub fn run_node_post_hooks(node: &Node, outputs: Grads, grads: &[Option<Tensor>]) -> Result<Grads> {
+    let hooks = node.extras().post_hooks.snapshot();
+    let mut outputs = outputs;
+    for hook in hooks {
+        if let Some(new) = hook.call(&outputs, grads)? {
+            outputs = new.into_iter().collect();
+        }
+    }
+    Ok(outputs)
 }
 
 /// Make a node's output gradient match what its next edge expects: sum broadcast

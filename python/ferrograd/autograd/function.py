@@ -88,10 +88,10 @@ class BackwardCFunction(_C._FunctionBase, FunctionCtx):
         return _C._FunctionBase.saved_tensors.__get__(self)
 
     def register_hook(self, fn):
-        raise NotImplementedError("Node hooks on custom Functions are not implemented yet")
+        return self._register_hook(fn, False)
 
     def register_prehook(self, fn):
-        raise NotImplementedError("Node hooks on custom Functions are not implemented yet")
+        return self._register_hook(fn, True)
 
     def _do_backward(self, grads):
         """Called by the engine with one gradient per tensor output; returns one
