@@ -109,11 +109,57 @@ impl PyNode {
     fn _sequence_nr(&self) -> u64 {
         self.node.sequence_nr
     }
+    /// Whether any input of the forward op needed a gradient (always, for a recorded node).
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.node.next_edges.iter().any(|e| e.is_some())
+            || matches!(self.node.kind, NodeKind::AccumulateGrad(_))
+    }
     fn register_hook(&self, hook: Py<PyAny>) -> crate::bindings::hooks::RemovableHandle {
         crate::bindings::hooks::register_node_hook(&self.node, hook, false)
     }
     fn register_prehook(&self, hook: Py<PyAny>) -> crate::bindings::hooks::RemovableHandle {
         crate::bindings::hooks::register_node_hook(&self.node, hook, true)
+    }
+    /// `_saved_<name>`: the values the op saved, under torch's names.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if let Some(attr) = name.strip_prefix("_saved_") {
+            if let Some(v) = saved_attr(py, &self.node, attr)? {
+                return Ok(v);
+            }
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'{}' object has no attribute '{}'",
+            self.node.name(),
+            name
+        )))
+    }
+    fn __dir__(&self) -> Vec<String> {
+        let mut names: Vec<String> = [
+            "metadata",
+            "name",
+            "next_functions",
+            "register_hook",
+            "register_prehook",
+            "requires_grad",
+            "_sequence_nr",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let NodeKind::Op(op) = &self.node.kind {
+            for (n, attr) in op.saved_attrs() {
+                names.push(format!("_saved_{n}"));
+                if matches!(attr, crate::ops::SavedAttr::Slot(_)) {
+                    names.push(format!("_raw_saved_{n}"));
+                }
+            }
+        }
+        if matches!(self.node.kind, NodeKind::AccumulateGrad(_)) {
+            names.push("variable".into());
+        }
+        names.sort();
+        names
     }
     fn __repr__(slf: &Bound<'_, Self>) -> String {
         format!(
@@ -130,6 +176,34 @@ impl PyNode {
     fn __hash__(&self) -> isize {
         Arc::as_ptr(&self.node) as isize
     }
+}
+
+/// The value of `_saved_<attr>` on `node`, None when the op has no such attribute.
+fn saved_attr(py: Python<'_>, node: &Arc<Node>, attr: &str) -> PyResult<Option<Py<PyAny>>> {
+    use crate::ops::SavedAttr;
+    let NodeKind::Op(op) = &node.kind else {
+        return Ok(None);
+    };
+    let Some((_, value)) = op.saved_attrs().into_iter().find(|(n, _)| *n == attr) else {
+        return Ok(None);
+    };
+    Ok(Some(match value {
+        SavedAttr::Slot(k) => {
+            let slots = node.saved_slots();
+            match slots.slots.get(k) {
+                Some(Some(st)) => to_py(py, run(|| st.unpack(node))?)?,
+                _ if slots.released => {
+                    return Err(PyRuntimeError::new_err(crate::autograd::saved::ERR_FREED))
+                }
+                _ => py.None(),
+            }
+        }
+        SavedAttr::Scalar(s) => crate::bindings::convert::scalar_to_py(py, s)?,
+        SavedAttr::Ints(v) => PyTuple::new(py, v)?.into_any().unbind(),
+        SavedAttr::InputSizes(i) => PyTuple::new(py, node.input_meta[i].shape.iter().copied())?
+            .into_any()
+            .unbind(),
+    }))
 }
 
 /// torch's `next_functions`: `((node, input_nr) | (None, 0), ...)`.

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::kernels::elementwise::{map, select, zip};
 use crate::kernels::traits::Arith;
 use crate::ops::unary::{conj, log, neg};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
 use crate::tensor::Tensor;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -131,6 +131,9 @@ impl Op for Add {
     fn name(&self) -> &'static str {
         "AddBackward0"
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("alpha", SavedAttr::Scalar(self.alpha))]
+    }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         let dtype = tensor_dtype(Arithmetic::Add, a, b);
@@ -158,6 +161,9 @@ pub struct Sub {
 impl Op for Sub {
     fn name(&self) -> &'static str {
         "SubBackward0"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("alpha", SavedAttr::Scalar(self.alpha))]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
@@ -271,6 +277,19 @@ impl Op for ScalarOp {
         }
         one(arith_scalar(kind, a, self.scalar, reversed, dtype)?)
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        match self.kind {
+            ScalarOpKind::Rsub => vec![("other", SavedAttr::Scalar(self.scalar))],
+            ScalarOpKind::Pow => vec![
+                ("self", SavedAttr::Slot(0)),
+                ("exponent", SavedAttr::Scalar(self.scalar)),
+            ],
+            ScalarOpKind::RPow => vec![
+                ("self", SavedAttr::Scalar(self.scalar)),
+                ("result", SavedAttr::Slot(0)),
+            ],
+        }
+    }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         match self.kind {
             ScalarOpKind::Rsub => smallvec![],
@@ -348,6 +367,9 @@ impl Op for Mul {
     fn name(&self) -> &'static str {
         "MulBackward0"
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("other", SavedAttr::Slot(0)), ("self", SavedAttr::Slot(1))]
+    }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         one(arith_tensor(
@@ -386,6 +408,9 @@ pub struct Div;
 impl Op for Div {
     fn name(&self) -> &'static str {
         "DivBackward0"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0)), ("other", SavedAttr::Slot(1))]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
@@ -428,6 +453,13 @@ pub struct Pow;
 impl Op for Pow {
     fn name(&self) -> &'static str {
         "PowBackward1"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![
+            ("self", SavedAttr::Slot(0)),
+            ("exponent", SavedAttr::Slot(1)),
+            ("result", SavedAttr::Slot(2)),
+        ]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
@@ -571,6 +603,9 @@ pub struct Where;
 impl Op for Where {
     fn name(&self) -> &'static str {
         "WhereBackward0"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("condition", SavedAttr::Slot(0))]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (c, a, b) = (&inputs[0], &inputs[1], &inputs[2]);

@@ -9,7 +9,7 @@ use crate::kernels::tensor_from;
 use crate::ops::binary::mul;
 use crate::ops::unary::conj;
 use crate::ops::view::{expand, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
 use crate::shape::{broadcast_shapes, Dims};
 use crate::tensor::Tensor;
 
@@ -94,6 +94,9 @@ impl Op for Mm {
     fn name(&self) -> &'static str {
         "MmBackward0"
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0)), ("mat2", SavedAttr::Slot(1))]
+    }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         if a.dim() != 2 {
@@ -136,6 +139,9 @@ pub struct Bmm;
 impl Op for Bmm {
     fn name(&self) -> &'static str {
         "BmmBackward0"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0)), ("mat2", SavedAttr::Slot(1))]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
@@ -190,6 +196,9 @@ impl Op for Mv {
     fn name(&self) -> &'static str {
         "MvBackward0"
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0)), ("vec", SavedAttr::Slot(1))]
+    }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         if a.dim() != 2 || b.dim() != 1 {
@@ -243,6 +252,9 @@ pub struct Dot;
 impl Op for Dot {
     fn name(&self) -> &'static str {
         "DotBackward0"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0)), ("tensor", SavedAttr::Slot(1))]
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);

@@ -72,6 +72,17 @@ impl VjpCtx<'_> {
     }
 }
 
+/// A value a node shows as `_saved_<name>` (torch's attribute names).
+#[derive(Clone, Debug)]
+pub enum SavedAttr {
+    /// The tensor in this save slot (see `Op::save`).
+    Slot(usize),
+    Scalar(crate::dtype::Scalar),
+    Ints(Vec<i64>),
+    /// The shape of forward input `i` (`self_sym_sizes`).
+    InputSizes(usize),
+}
+
 pub trait Op: Send + Sync + 'static {
     /// The backward node's name, exactly torch's (`MulBackward0`).
     fn name(&self) -> &'static str;
@@ -80,6 +91,10 @@ pub trait Op: Send + Sync + 'static {
     /// What to save, given which inputs need a gradient (positions are the rule's own).
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         SmallVec::new()
+    }
+    /// What the node exposes as `_saved_<name>`, with torch's names.
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        Vec::new()
     }
     /// Reverse-mode rule; see the module docs for its contract.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads>;

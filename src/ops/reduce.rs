@@ -8,7 +8,7 @@ use crate::kernels::reduce::{reduce_rows, reduced_shape, sum_leading, sum_slice}
 use crate::kernels::tensor_from;
 use crate::ops::binary::{div, div_scalar, mul};
 use crate::ops::view::{expand, reshape, unsqueeze};
-use crate::ops::{apply, apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::ops::{apply, apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
 use crate::shape::{reduction_dims, Dims};
 use crate::tensor::Tensor;
 
@@ -74,6 +74,17 @@ impl Op for Sum {
             (true, true) => "MeanBackward0",
             (true, false) => "MeanBackward1",
         }
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        let mut attrs = vec![("self_sym_sizes", SavedAttr::InputSizes(0))];
+        if !self.full {
+            attrs.push((
+                "dim",
+                SavedAttr::Ints(self.dims.iter().map(|&d| d as i64).collect()),
+            ));
+            attrs.push(("keepdim", SavedAttr::Scalar(Scalar::Bool(self.keepdim))));
+        }
+        attrs
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::kernels::elementwise::map;
 use crate::kernels::traits::{Float, Real};
 use crate::ops::binary::{div, mul, mul_scalar, sub_scalar_rev};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
 use crate::tensor::Tensor;
 
 /// Integer and bool inputs of floating ops compute in the default float dtype.
@@ -35,6 +35,10 @@ macro_rules! float_unary_op {
                 Ok(smallvec![crate::with_float!(x.dtype(), stringify!($fn_name), T => map::<T, T>(&x, |v| v.$method()))])
             }
             fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
+            fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+                let name = if matches!($save, SaveRef::Output(_)) { "result" } else { "self" };
+                vec![(name, SavedAttr::Slot(0))]
+            }
             fn vjp(&self, $ctx: &VjpCtx) -> Result<Grads> { Ok(smallvec![Some($vjp)]) }
         }
         pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, std::slice::from_ref(x)) }
@@ -112,6 +116,9 @@ impl Op for Relu {
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Output(0))]
     }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("result", SavedAttr::Slot(0))]
+    }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let mask = crate::ops::binary::gt_scalar(ctx.saved(0)?, Scalar::Int(0))?;
         Ok(smallvec![Some(mul(&ctx.grad(0)?, &mask)?)])
@@ -139,6 +146,9 @@ impl Op for Abs {
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(0))]
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("self", SavedAttr::Slot(0))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(mul(&ctx.grad(0)?, &sgn(ctx.saved(0)?)?)?)])

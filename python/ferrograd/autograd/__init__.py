@@ -42,6 +42,9 @@ __all__ = [
 
 is_multithreading_enabled = _C.is_multithreading_enabled
 
+# Custom Function nodes are graph nodes too (isinstance(out.grad_fn, graph.Node)).
+graph.Node.register(function.BackwardCFunction)
+
 _Tensor = _C.Tensor
 
 

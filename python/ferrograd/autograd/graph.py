@@ -5,7 +5,7 @@ import collections
 
 from .. import _C
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version"]
+__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "to_dot"]
 
 
 class Node(abc.ABC):
@@ -38,3 +38,56 @@ def increment_version(tensor):
     for t in tensor:
         if not t.is_inference():
             _C._increment_version(t)
+
+
+def _saved_names(node):
+    return [n[len("_saved_") :] for n in dir(node) if n.startswith("_saved_")]
+
+
+def _dot_escape(text):
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(tensor, show_saved=False):
+    """The backward graph reachable from ``tensor`` as Graphviz DOT text (beyond torch).
+
+    Each node is drawn once, labelled with its ``name()``; a leaf's AccumulateGrad node
+    also shows the leaf's shape and dtype. There is one edge per ``next_functions``
+    entry that has a node. ``show_saved=True`` lists each node's saved values by name
+    (shapes for tensors). Render with ``dot -Tsvg``.
+    """
+    root = tensor.grad_fn if isinstance(tensor, _C.Tensor) else tensor
+    lines = ["digraph backward {", '  node [shape=box, fontname="monospace"];']
+    if root is None:
+        lines.append("}")
+        return "\n".join(lines)
+    ids, order, stack = {}, [], [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in ids:
+            continue
+        ids[id(node)] = f"n{len(ids)}"
+        order.append(node)
+        stack.extend(n for n, _ in reversed(node.next_functions))
+    for node in order:
+        label = [node.name()]
+        variable = getattr(node, "variable", None) if "variable" in dir(node) else None
+        if variable is not None:
+            label.append(f"{tuple(variable.shape)} {str(variable.dtype).split('.')[-1]}")
+        if show_saved:
+            for name in _saved_names(node):
+                try:
+                    value = getattr(node, "_saved_" + name)
+                except RuntimeError:
+                    value = "<freed>"
+                if isinstance(value, _C.Tensor):
+                    value = f"tensor{tuple(value.shape)}"
+                label.append(f"{name}: {value}")
+        text = "\\n".join(_dot_escape(part) for part in label)
+        lines.append(f'  {ids[id(node)]} [label="{text}"];')
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                lines.append(f"  {ids[id(node)]} -> {ids[id(child)]};")
+    lines.append("}")
+    return "\n".join(lines)
