@@ -69,3 +69,13 @@ def run_isolated():
         return proc
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _restore_anomaly_mode():
+    """Anomaly mode is process-global (spec autograd.md §8): turn it off after every test so
+    a test that failed inside ``set_detect_anomaly(True)`` cannot leak it into the next."""
+    yield
+    set_anomaly = getattr(getattr(torch, "autograd", None), "set_detect_anomaly", None)
+    if set_anomaly is not None:
+        set_anomaly(False)

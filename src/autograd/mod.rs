@@ -1,6 +1,7 @@
 //! Reverse-mode bookkeeping: graph nodes, saved tensors, leaf accumulation, views.
 
 pub mod accumulate;
+pub mod anomaly;
 pub mod grad_mode;
 pub mod hooks;
 pub mod node;

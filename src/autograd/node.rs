@@ -80,6 +80,8 @@ pub struct NodeExtras {
     pub tensor_pre_hooks: Vec<(usize, u64, Arc<dyn crate::autograd::hooks::TensorHook>)>,
     pub pre_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePreHook>,
     pub post_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePostHook>,
+    /// The forward call's stack, recorded while anomaly mode is on.
+    pub anomaly_stack: Option<String>,
 }
 
 pub struct Node {
@@ -126,6 +128,10 @@ impl Node {
         output_meta: SmallVec<[TensorMeta; 1]>,
         saved: SmallVec<[Option<SavedTensor>; 2]>,
     ) -> Arc<Node> {
+        let extras = NodeExtras {
+            anomaly_stack: crate::autograd::anomaly::capture_stack(),
+            ..NodeExtras::default()
+        };
         Arc::new(Node {
             sequence_nr: next_sequence_nr(),
             kind,
@@ -136,7 +142,7 @@ impl Node {
                 slots: saved,
                 released: false,
             }),
-            extras: Mutex::new(NodeExtras::default()),
+            extras: Mutex::new(extras),
             py_handle: Default::default(),
         })
     }

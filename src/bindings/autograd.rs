@@ -373,3 +373,27 @@ impl PyUndefinedGrad {
         to_py(py, run(|| crate::ops::unary::undefined_grad(&t))?)
     }
 }
+
+#[pyfunction]
+#[pyo3(signature = (enabled, check_nan=true))]
+pub fn _set_anomaly_enabled(enabled: bool, check_nan: bool) {
+    crate::autograd::anomaly::set(enabled, check_nan)
+}
+#[pyfunction]
+pub fn is_anomaly_enabled() -> bool {
+    crate::autograd::anomaly::is_enabled()
+}
+#[pyfunction]
+pub fn is_anomaly_check_nan_enabled() -> bool {
+    crate::autograd::anomaly::check_nan()
+}
+
+/// The Python stack of the current call, for nodes recorded in anomaly mode.
+pub fn python_stack() -> Option<String> {
+    Python::attach(|py| {
+        let tb = py.import("traceback").ok()?;
+        let lines = tb.call_method0("format_stack").ok()?;
+        let parts: Vec<String> = lines.extract().ok()?;
+        Some(parts.concat())
+    })
+}

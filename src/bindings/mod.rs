@@ -60,6 +60,10 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::is_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_live_tensor_count, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
+    crate::autograd::anomaly::set_stack_provider(autograd::python_stack);
     m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;

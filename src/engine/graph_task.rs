@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use crate::autograd::grad_mode;
 use crate::autograd::node::{Edge, Node, NodeKind};
+use crate::autograd::{anomaly, grad_mode};
 use crate::engine::{apply_node, validate_output, BackwardOptions, Root};
 use crate::error::Result;
 use crate::ops::Grads;
@@ -349,13 +349,40 @@ fn run_one(
     if !opts.retain_graph {
         node.release_saved();
     }
-    match kept {
+    let out = match kept {
         Some(grads) => {
             let _mode = grad_mode::GradModeGuard::new(opts.create_graph);
-            crate::engine::run_node_post_hooks(node, out?, &grads)
+            out.and_then(|o| crate::engine::run_node_post_hooks(node, o, &grads))
         }
         None => out,
+    };
+    if anomaly::is_enabled() {
+        let out = out.and_then(|o| check_nan(node, o));
+        if out.is_err() {
+            anomaly::warn_error_in(node.name(), node.extras().anomaly_stack.as_deref());
+        }
+        return out;
     }
+    out
+}
+
+/// Anomaly mode: a NaN in any result of a node is an error naming the node and output.
+fn check_nan(node: &Node, out: Grads) -> Result<Grads> {
+    if !anomaly::check_nan() {
+        return Ok(out);
+    }
+    for (i, g) in out.iter().enumerate() {
+        if let Some(g) = g {
+            if crate::kernels::has_nan(g) {
+                return Err(crate::error::Error::runtime(format!(
+                    "Function '{}' returned nan values in its {}th output.",
+                    node.name(),
+                    i
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn record_captures(

@@ -169,3 +169,21 @@ pub fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
 pub fn cast_tensor(t: &Tensor, dtype: DType) -> Tensor {
     crate::with_dtype!(dtype, T => tensor_from(gather_as::<T>(t), t.shape()))
 }
+
+/// Whether a floating or complex tensor holds a NaN (anomaly mode's check).
+pub fn has_nan(t: &Tensor) -> bool {
+    use crate::kernels::traits::Float;
+    match t.dtype() {
+        DType::F16 => contiguous_data::<half::f16>(t).iter().any(|v| v.is_nan_()),
+        DType::BF16 => contiguous_data::<half::bf16>(t).iter().any(|v| v.is_nan_()),
+        DType::F32 => contiguous_data::<f32>(t).iter().any(|v| v.is_nan()),
+        DType::F64 => contiguous_data::<f64>(t).iter().any(|v| v.is_nan()),
+        DType::C64 => contiguous_data::<num_complex::Complex32>(t)
+            .iter()
+            .any(|v| v.is_nan_()),
+        DType::C128 => contiguous_data::<num_complex::Complex64>(t)
+            .iter()
+            .any(|v| v.is_nan_()),
+        _ => false,
+    }
+}

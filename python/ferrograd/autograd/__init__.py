@@ -10,6 +10,7 @@ import warnings
 
 from .. import _C
 from . import function, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .grad_mode import (
@@ -22,6 +23,8 @@ from .grad_mode import (
 from .variable import Variable, variable
 
 __all__ = [
+    "detect_anomaly",
+    "set_detect_anomaly",
     "Function",
     "function",
     "backward",
