@@ -6,6 +6,7 @@ pub mod grad_mode;
 pub mod hooks;
 pub mod node;
 pub mod saved;
+pub mod saved_hooks;
 pub mod view;
 pub mod warnings;
 

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::autograd::node::Node;
+use crate::autograd::saved_hooks::{self, Packed};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -15,6 +16,8 @@ pub const ERR_FREED: &str = "Trying to backward through the graph a second time 
 
 pub struct SavedTensor {
     data: Option<Tensor>,
+    /// Set instead of `data` when saved-tensor hooks were active at save time.
+    packed: Option<Box<dyn Packed>>,
     is_output: bool,
     output_nr: usize,
     version: u64,
@@ -22,35 +25,52 @@ pub struct SavedTensor {
 
 impl SavedTensor {
     pub fn input(t: &Tensor) -> Result<SavedTensor> {
-        check_not_inference(t)?;
-        Ok(SavedTensor {
-            data: Some(t.clone()),
-            is_output: false,
-            output_nr: 0,
-            version: t.version(),
-        })
+        Self::new(t, t.clone(), false, 0)
     }
 
     pub fn output(t: &Tensor, output_nr: usize) -> Result<SavedTensor> {
+        Self::new(t, t.alias_detached(), true, output_nr)
+    }
+
+    /// Save `stored` (the tensor itself, or for outputs an alias without history),
+    /// through the active saved-tensor hooks if there are any.
+    fn new(t: &Tensor, stored: Tensor, is_output: bool, output_nr: usize) -> Result<SavedTensor> {
         check_not_inference(t)?;
+        let version = t.version();
+        let (data, packed) = match saved_hooks::for_saving()? {
+            Some(hooks) => (None, Some(hooks.pack(t)?)),
+            None => (Some(stored), None),
+        };
         Ok(SavedTensor {
-            data: Some(t.alias_detached()),
-            is_output: true,
+            data,
+            packed,
+            is_output,
             output_nr,
-            version: t.version(),
+            version,
         })
     }
 
     pub fn release(&mut self) {
         self.data = None;
+        self.packed = None;
     }
 
     pub fn is_released(&self) -> bool {
-        self.data.is_none()
+        self.data.is_none() && self.packed.is_none()
     }
 
     /// The saved value, with its history (`node` is the node that saved it).
     pub fn unpack(&self, node: &Arc<Node>) -> Result<Tensor> {
+        if let Some(packed) = &self.packed {
+            // The hooks own the value now: no version check (torch does none either).
+            let t = packed.unpack()?;
+            if self.is_output && t.dtype().is_differentiable() && t.grad_fn().is_none() {
+                let t = t.alias_detached();
+                t.set_grad_fn(node.clone(), self.output_nr);
+                return Ok(t);
+            }
+            return Ok(t);
+        }
         let data = self
             .data
             .as_ref()

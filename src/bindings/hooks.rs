@@ -267,3 +267,62 @@ pub fn register_node_hook(node: &Arc<Node>, f: Py<PyAny>, pre: bool) -> Removabl
         handle(Target::NodePost(Arc::downgrade(node)), id)
     }
 }
+
+/// A (pack, unpack) pair of Python callables (`saved_tensors_hooks`).
+struct PySavedHooks {
+    pack: Py<PyAny>,
+    unpack: Arc<Py<PyAny>>,
+}
+
+struct PyPacked {
+    value: Py<PyAny>,
+    unpack: Arc<Py<PyAny>>,
+}
+
+impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
+    fn pack(&self, t: &Tensor) -> Result<Box<dyn crate::autograd::saved_hooks::Packed>> {
+        Python::attach(|py| {
+            let value = self.pack.bind(py).call1((to_py(py, t.clone())?,))?.unbind();
+            Ok(Box::new(PyPacked {
+                value,
+                unpack: self.unpack.clone(),
+            })
+                as Box<dyn crate::autograd::saved_hooks::Packed>)
+        })
+        .map_err(external)
+    }
+}
+
+impl crate::autograd::saved_hooks::Packed for PyPacked {
+    fn unpack(&self) -> Result<Tensor> {
+        Python::attach(|py| {
+            let r = self.unpack.bind(py).call1((self.value.clone_ref(py),))?;
+            as_tensor_ref(&r).ok_or_else(|| {
+                PyTypeError::new_err(format!(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
+                    type_name(&r)
+                ))
+            })
+        })
+        .map_err(external)
+    }
+}
+
+#[pyfunction]
+pub fn _push_saved_tensors_hooks(pack: Py<PyAny>, unpack: Py<PyAny>) -> PyResult<()> {
+    let hooks = Arc::new(PySavedHooks {
+        pack,
+        unpack: Arc::new(unpack),
+    });
+    crate::bindings::errors::run(|| crate::autograd::saved_hooks::push_hooks(hooks))
+}
+
+#[pyfunction]
+pub fn _push_saved_tensors_hooks_disabled(message: String) {
+    crate::autograd::saved_hooks::push_disabled(message)
+}
+
+#[pyfunction]
+pub fn _pop_saved_tensors_hooks() {
+    crate::autograd::saved_hooks::pop()
+}

@@ -61,6 +61,12 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_set_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_live_tensor_count, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::_push_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        hooks::_push_saved_tensors_hooks_disabled,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(hooks::_pop_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);

@@ -114,8 +114,11 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
             old_self.as_ref(),
         )?;
         match dst.view_base() {
-            Some(base) => rebase_history_on_view(&base, dst, node),
-            None => dst.set_grad_fn(node, 0),
+            Some(base) => rebase_history_on_view(&base, dst, node.clone()),
+            None => dst.set_grad_fn(node.clone(), 0),
+        }
+        if let crate::autograd::node::NodeKind::Op(op) = &node.kind {
+            crate::ops::save_outputs(&node, op.as_ref(), &needs, std::slice::from_ref(dst))?;
         }
     }
     Ok(())

@@ -132,6 +132,9 @@ pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
                 out.set_grad_fn(node.clone(), j);
             }
         }
+        if let NodeKind::Op(op) = &node.kind {
+            save_outputs(&node, op.as_ref(), &needs, &outputs)?;
+        }
     }
     Ok(outputs)
 }
@@ -159,12 +162,13 @@ pub(crate) fn build_node(
     let mut saved = SmallVec::new();
     for s in op.save(needs) {
         saved.push(match s {
-            None => None,
+            // Outputs are saved by `save_outputs`, once they carry this node as grad_fn
+            // (saved-tensor hooks see them as torch shows them).
+            None | Some(SaveRef::Output(_)) => None,
             Some(SaveRef::Input(0)) if replaced_self.is_some() => {
                 Some(SavedTensor::input(replaced_self.expect("checked"))?)
             }
             Some(SaveRef::Input(i)) => Some(SavedTensor::input(&inputs[i])?),
-            Some(SaveRef::Output(j)) => Some(SavedTensor::output(&outputs[j], j)?),
         });
     }
     let next_edges = inputs
@@ -181,6 +185,22 @@ pub(crate) fn build_node(
         output_meta,
         saved,
     ))
+}
+
+/// Save the outputs `op` asked for, after they were attached to `node`.
+pub(crate) fn save_outputs(
+    node: &Arc<Node>,
+    op: &dyn Op,
+    needs: &[bool],
+    outputs: &[Tensor],
+) -> Result<()> {
+    for (slot, s) in op.save(needs).iter().enumerate() {
+        if let Some(SaveRef::Output(j)) = s {
+            let saved = SavedTensor::output(&outputs[*j], *j)?;
+            node.saved_slots().slots[slot] = Some(saved);
+        }
+    }
+    Ok(())
 }
 
 /// Run an op's rule for `node` (unpacking its saved tensors).

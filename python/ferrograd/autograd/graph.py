@@ -5,7 +5,16 @@ import collections
 
 from .. import _C
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "to_dot"]
+__all__ = [
+    "Node",
+    "GradientEdge",
+    "get_gradient_edge",
+    "increment_version",
+    "to_dot",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+]
 
 
 class Node(abc.ABC):
@@ -91,3 +100,49 @@ def to_dot(tensor, show_saved=False):
                 lines.append(f"  {ids[id(node)]} -> {ids[id(child)]};")
     lines.append("}")
     return "\n".join(lines)
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """While active, every tensor saved for backward is replaced by ``pack_hook(tensor)``,
+    and ``unpack_hook(packed)`` must give it back (a Tensor) when backward needs it.
+    Applies to built-in ops and custom Functions alike; the innermost pair wins."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _C._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *args):
+        _C._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+    """Keep saved tensors in CPU memory. Every tensor here already lives on the CPU, so
+    packing is a copy; ``pin_memory`` is accepted for compatibility."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(tensor):
+            return tensor.detach().clone()
+
+        def unpack(packed):
+            return packed
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Inside, registering saved-tensor hooks (or saving under outer ones) raises
+    RuntimeError with ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        _C._push_saved_tensors_hooks_disabled(self.error_message)
+        return self
+
+    def __exit__(self, *args):
+        _C._pop_saved_tensors_hooks()
