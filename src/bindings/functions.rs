@@ -160,106 +160,29 @@ pub fn full(
     finish(py, run(|| creation::full(&shape, v, dtype))?, requires_grad)
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn zeros_like(
-    py: Python<'_>,
-    input: &Bound<'_, PyAny>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    like(
-        py,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        memory_format,
-        |s, d| creation::full(s, Scalar::Int(0), d),
-    )
+/// `*_like` factories: same shape as `input` (and its dtype unless given).
+macro_rules! like_factory {
+    ($name:ident, $make:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
+        pub fn $name(
+            py: Python<'_>,
+            input: &Bound<'_, PyAny>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            memory_format: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Py<PyAny>> {
+            like(py, input, dtype, device, requires_grad, memory_format, $make)
+        }
+    };
 }
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn ones_like(
-    py: Python<'_>,
-    input: &Bound<'_, PyAny>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    like(
-        py,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        memory_format,
-        |s, d| creation::full(s, Scalar::Int(1), d),
-    )
-}
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn empty_like(
-    py: Python<'_>,
-    input: &Bound<'_, PyAny>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    like(
-        py,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        memory_format,
-        |s, d| creation::full(s, Scalar::Int(0), d),
-    )
-}
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn rand_like(
-    py: Python<'_>,
-    input: &Bound<'_, PyAny>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    like(
-        py,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        memory_format,
-        creation::rand,
-    )
-}
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
-pub fn randn_like(
-    py: Python<'_>,
-    input: &Bound<'_, PyAny>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    like(
-        py,
-        input,
-        dtype,
-        device,
-        requires_grad,
-        memory_format,
-        creation::randn,
-    )
-}
+like_factory!(zeros_like, |s, d| creation::full(s, Scalar::Int(0), d));
+like_factory!(ones_like, |s, d| creation::full(s, Scalar::Int(1), d));
+like_factory!(empty_like, |s, d| creation::full(s, Scalar::Int(0), d));
+like_factory!(rand_like, creation::rand);
+like_factory!(randn_like, creation::randn);
+
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false, memory_format=None))]
 #[allow(clippy::too_many_arguments)]
