@@ -334,3 +334,62 @@ def test_S9_6_gradient_edge_input_fires_tensor_hook_of_nonleaf():
     h.register_hook(lambda g: seen.append(g.tolist()))
     torch.autograd.grad((h * 3).sum(), torch.autograd.graph.get_gradient_edge(h))
     assert seen == [[3.0, 3.0, 3.0]]
+
+
+def test_C154_raw_saved_tensor_type():
+    raw = leaf().exp().grad_fn._raw_saved_result
+    assert type(raw).__name__ == "SavedTensor"
+
+
+def test_C154_register_hooks_pack_now_unpack_in_backward():
+    log = []
+    x = leaf()
+    w = leaf(4.0, 5.0, 6.0)
+    q = x * w
+
+    def pack(t):
+        log.append("pack")
+        return t.detach()
+
+    def unpack(t):
+        log.append("unpack")
+        return t
+
+    q.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+    assert log == ["pack"]
+    q.sum().backward()
+    assert log == ["pack", "unpack"]
+    assert w.grad.tolist() == [1.0, 2.0, 3.0]
+    assert x.grad.tolist() == [4.0, 5.0, 6.0]
+
+
+def test_C154_unpack_hook_result_is_used():
+    x = leaf()
+    w = leaf(4.0, 5.0, 6.0)
+    q = x * w
+    # The saved self feeds w's gradient: unpack returning 10*x makes it 10x.
+    q.grad_fn._raw_saved_self.register_hooks(lambda t: t.detach(), lambda t: t * 10)
+    q.sum().backward()
+    assert w.grad.tolist() == [10.0, 20.0, 30.0]
+
+
+def test_C154_saved_attribute_access_goes_through_unpack():
+    log = []
+    b = leaf().exp()
+    b.grad_fn._raw_saved_result.register_hooks(
+        lambda t: t.detach(), lambda t: (log.append("unpack"), t)[1]
+    )
+    _ = b.grad_fn._saved_result
+    assert log == ["unpack"]
+
+
+def test_C155_register_hooks_twice_raises():
+    x = leaf()
+    w = leaf(4.0, 5.0, 6.0)
+    raw = (x * w).grad_fn._raw_saved_self
+    raw.register_hooks(lambda t: t, lambda t: t)
+    with raises_rt(
+        "Calling register_hooks on a saved tensor whose hooks have already been set. "
+        "Hint: only one pair of hooks is allowed at a time."
+    ):
+        raw.register_hooks(lambda t: t, lambda t: t)

@@ -14,6 +14,8 @@ use crate::tensor::Tensor;
 /// E-FREED: one shared text for every "graph already freed" path.
 pub const ERR_FREED: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
 
+pub const ERR_HOOKS_TWICE: &str = "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of hooks is allowed at a time.";
+
 pub struct SavedTensor {
     data: Option<Tensor>,
     /// Set instead of `data` when saved-tensor hooks were active at save time.
@@ -48,6 +50,26 @@ impl SavedTensor {
             output_nr,
             version,
         })
+    }
+
+    /// The stored value, for `SavedTensor.register_hooks` (None when already packed or
+    /// released).
+    pub fn stored_value(&self) -> Option<Tensor> {
+        self.data.clone()
+    }
+
+    /// Replace the stored value by what a pack hook made of it.
+    pub fn set_packed(&mut self, packed: Box<dyn Packed>) -> Result<()> {
+        if self.packed.is_some() {
+            return Err(Error::runtime(ERR_HOOKS_TWICE));
+        }
+        self.data = None;
+        self.packed = Some(packed);
+        Ok(())
+    }
+
+    pub fn has_hooks(&self) -> bool {
+        self.packed.is_some()
     }
 
     pub fn release(&mut self) {

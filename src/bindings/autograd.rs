@@ -128,6 +128,19 @@ impl PyNode {
                 return Ok(v);
             }
         }
+        if let Some(attr) = name.strip_prefix("_raw_saved_") {
+            if let NodeKind::Op(op) = &self.node.kind {
+                if let Some((_, crate::ops::SavedAttr::Slot(slot))) =
+                    op.saved_attrs().into_iter().find(|(n, _)| *n == attr)
+                {
+                    let raw = crate::bindings::hooks::PySavedTensor {
+                        node: self.node.clone(),
+                        slot,
+                    };
+                    return Ok(Py::new(py, raw)?.into_any());
+                }
+            }
+        }
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'{}' object has no attribute '{}'",
             self.node.name(),

@@ -326,3 +326,48 @@ pub fn _push_saved_tensors_hooks_disabled(message: String) {
 pub fn _pop_saved_tensors_hooks() {
     crate::autograd::saved_hooks::pop()
 }
+
+/// `grad_fn._raw_saved_<name>`: one saved value of a node, which can take its own
+/// (pack, unpack) pair after the fact.
+#[pyclass(name = "SavedTensor", module = "ferrograd._C", frozen)]
+pub struct PySavedTensor {
+    /// Keeps the node alive, like torch's SavedTensor object does.
+    pub node: Arc<Node>,
+    pub slot: usize,
+}
+
+#[pymethods]
+impl PySavedTensor {
+    /// Pack the saved value now; unpack it whenever it is needed.
+    fn register_hooks(&self, pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
+        let node = &self.node;
+        let value = {
+            let slots = node.saved_slots();
+            match slots.slots.get(self.slot) {
+                Some(Some(st)) if st.has_hooks() => {
+                    return Err(PyRuntimeError::new_err(
+                        crate::autograd::saved::ERR_HOOKS_TWICE,
+                    ))
+                }
+                Some(Some(st)) => st.stored_value(),
+                _ => None,
+            }
+        };
+        let value =
+            value.ok_or_else(|| PyRuntimeError::new_err(crate::autograd::saved::ERR_FREED))?;
+        // The pack hook runs without the node's lock held: it may look at the node.
+        let hooks = PySavedHooks {
+            pack: pack_hook,
+            unpack: Arc::new(unpack_hook),
+        };
+        let packed = crate::autograd::saved_hooks::SavedTensorHooks::pack(&hooks, &value)
+            .map_err(crate::bindings::errors::to_pyerr)?;
+        let mut slots = node.saved_slots();
+        match slots.slots.get_mut(self.slot) {
+            Some(Some(st)) => st
+                .set_packed(packed)
+                .map_err(crate::bindings::errors::to_pyerr),
+            _ => Err(PyRuntimeError::new_err(crate::autograd::saved::ERR_FREED)),
+        }
+    }
+}

@@ -20,6 +20,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::ArrayView>()?;
     m.add_class::<function::PyFunctionCtx>()?;
     m.add_class::<hooks::RemovableHandle>()?;
+    m.add_class::<hooks::PySavedTensor>()?;
     m.add_function(wrap_pyfunction!(function::_function_record, m)?)?;
     m.add_function(wrap_pyfunction!(function::_error_node, m)?)?;
     for d in crate::dtype::ALL_DTYPES {
