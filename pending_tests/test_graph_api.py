@@ -45,19 +45,3 @@ def test_C150_accumulate_grad_node():
     assert type(acc).__name__ == "AccumulateGrad"
     assert acc.variable is a
     assert acc.next_functions == ()
-
-
-def test_S9_6_gradient_edge_as_root_of_grad():
-    x = leaf()
-    h = x * 2
-    edge = torch.autograd.graph.get_gradient_edge(h)
-    (g,) = torch.autograd.grad(edge, x, grad_outputs=torch.ones(3))
-    assert g.tolist() == [2.0, 2.0, 2.0]
-
-
-def test_S9_6_gradient_edge_as_root_of_backward():
-    x = leaf()
-    h = x * 2
-    edge = torch.autograd.graph.get_gradient_edge(h)
-    torch.autograd.backward(edge, grad_tensors=torch.ones(3), inputs=[x])
-    assert x.grad.tolist() == [2.0, 2.0, 2.0]

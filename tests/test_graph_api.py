@@ -393,3 +393,19 @@ def test_C155_register_hooks_twice_raises():
         "Hint: only one pair of hooks is allowed at a time."
     ):
         raw.register_hooks(lambda t: t, lambda t: t)
+
+
+def test_S9_6_gradient_edge_as_root_of_grad():
+    x = leaf()
+    h = x * 2
+    edge = torch.autograd.graph.get_gradient_edge(h)
+    (g,) = torch.autograd.grad(edge, x, grad_outputs=torch.ones(3))
+    assert g.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_S9_6_gradient_edge_as_root_of_backward():
+    x = leaf()
+    h = x * 2
+    edge = torch.autograd.graph.get_gradient_edge(h)
+    torch.autograd.backward(edge, grad_tensors=torch.ones(3), inputs=[x])
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]

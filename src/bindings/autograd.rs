@@ -234,6 +234,18 @@ pub fn next_functions_of(py: Python<'_>, node: &Node) -> PyResult<Py<PyTuple>> {
     Ok(PyTuple::new(py, items)?.unbind())
 }
 
+/// A `GradientEdge` named tuple `(node, output_nr, ...)` as a core edge.
+fn edge_of_gradient_edge(obj: &Bound<'_, PyAny>) -> PyResult<Edge> {
+    let node = obj.get_item(0)?;
+    let node = node
+        .cast::<PyNode>()
+        .map_err(|_| PyRuntimeError::new_err("expected Tensors or GradientEdges"))?;
+    Ok(Edge {
+        node: node.get().node.clone(),
+        input_nr: obj.get_item(1)?.extract()?,
+    })
+}
+
 fn input_edge(t: &Tensor) -> Option<Edge> {
     match t.grad_fn() {
         Some(f) => Some(Edge {
@@ -263,13 +275,15 @@ pub fn _run_backward(
 ) -> PyResult<Py<PyTuple>> {
     let mut roots = Vec::with_capacity(tensors.len());
     for (i, (t, g)) in tensors.iter().zip(&grad_tensors).enumerate() {
-        let t = extract_tensor(t, "tensors")?;
         let g = extract_tensor(g, "grad_tensors")?;
-        let edge = t.gradient_edge().ok_or_else(|| {
-            PyRuntimeError::new_err(format!(
-                "element {i} of tensors does not require grad and does not have a grad_fn"
-            ))
-        })?;
+        let edge = match crate::bindings::convert::as_tensor_ref(t) {
+            Some(t) => t.gradient_edge().ok_or_else(|| {
+                PyRuntimeError::new_err(format!(
+                    "element {i} of tensors does not require grad and does not have a grad_fn"
+                ))
+            })?,
+            None => edge_of_gradient_edge(t)?,
+        };
         roots.push(Root { edge, grad: g });
     }
     let mut input_tensors = Vec::with_capacity(inputs.len());
@@ -282,15 +296,7 @@ pub fn _run_backward(
             edges.push(e);
             input_tensors.push(Some(t));
         } else {
-            // A GradientEdge: (node, output_nr, ...).
-            let node = obj.get_item(0)?;
-            let node = node
-                .cast::<PyNode>()
-                .map_err(|_| PyRuntimeError::new_err("inputs must be Tensors or GradientEdges"))?;
-            edges.push(Edge {
-                node: node.get().node.clone(),
-                input_nr: obj.get_item(1)?.extract()?,
-            });
+            edges.push(edge_of_gradient_edge(obj)?);
             input_tensors.push(None);
         }
     }

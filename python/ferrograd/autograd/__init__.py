@@ -80,6 +80,12 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     """Check user-given gradients against their outputs; create ones for scalars (§2.5)."""
     new_grads = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(out, graph.GradientEdge):
+            # An edge root has no tensor to check against; its gradient must be given.
+            if g is None:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            new_grads.append(g)
+            continue
         if isinstance(g, _Tensor):
             g_shape = tuple(g.shape[1:]) if is_grads_batched else tuple(g.shape)
             if g_shape != tuple(out.shape):
