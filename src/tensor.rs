@@ -263,12 +263,6 @@ impl Tensor {
     pub fn ptr_eq(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-    pub fn shares_storage(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.0.storage, &other.0.storage)
-    }
-    pub fn impl_ptr(&self) -> *const TensorImpl {
-        Arc::as_ptr(&self.0)
-    }
     pub fn py_handle(&self) -> &AtomicUsize {
         &self.0.py_handle
     }
@@ -297,9 +291,6 @@ impl Tensor {
         if !self.0.inference {
             self.0.version.fetch_add(1, Ordering::AcqRel);
         }
-    }
-    pub fn set_version(&self, v: u64) {
-        self.0.version.store(v, Ordering::Release);
     }
 
     // ----- autograd metadata -----

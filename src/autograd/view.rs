@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use smallvec::smallvec;
 
-use crate::autograd::node::{Edge, Node, NodeKind, TensorMeta};
+use crate::autograd::node::{Node, NodeKind, TensorMeta};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::view::AsStrided;
@@ -102,9 +102,4 @@ impl CopySlices {
         out.extend(inner_grads.into_iter().skip(1));
         Ok(out)
     }
-}
-
-/// The edge of `t` as seen after an in-place op (for Python's `get_gradient_edge`).
-pub fn edge_of(t: &Tensor) -> Option<Edge> {
-    t.gradient_edge()
 }

@@ -1,7 +1,7 @@
 //! Writing into existing (possibly strided, possibly aliased) storage: in-place ops,
 //! `copy_`, `.grad` accumulation.
 
-use crate::dtype::{cast, Element};
+use crate::dtype::Element;
 use crate::error::Result;
 use crate::kernels::for_each_inner_run;
 use crate::layout::Layout;
@@ -50,9 +50,4 @@ pub fn fill<T: Element>(dst: &Tensor, value: T) {
             out[start + i * stride] = value;
         }
     });
-}
-
-/// Cast-copy helper for one element type pair (used by `to`).
-pub fn cast_vec<S: Element, T: Element>(src: &[S]) -> Vec<T> {
-    src.iter().map(|&x| cast::<S, T>(x)).collect()
 }

@@ -368,10 +368,6 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
     apply1(Clamp { min, max }, std::slice::from_ref(x))
 }
 
-pub fn is_nan_any<T: Float>(v: &[T]) -> bool {
-    v.iter().any(|x| x.is_nan_())
-}
-
 /// Identity whose backward sends an undefined gradient (gradcheck's undefined-grad
 /// check: every rule must cope with missing output gradients).
 pub struct UndefinedGrad;
