@@ -330,3 +330,27 @@ def test_C141_custom_exception_class_propagates(anomaly):
         with pytest.raises(MyError) as info:
             y.sum().backward()
     assert info.value is err
+
+
+def test_C140_nested_backward_error_names_inducing_node():
+    Outer = outer_function()
+    x = torch.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly():
+            apply_line = inspect.currentframe().f_lineno + 1
+            y = Outer.apply(x)
+            with pytest.raises(ValueError, match="boom in backward"):
+                y.sum().backward()
+    msgs = messages(caught)
+    induced = [
+        m
+        for m in msgs
+        if "Previous calculation was induced by OuterBackward. Traceback of forward call that "
+        "induced the previous calculation:" in m
+    ]
+    assert len(induced) == 1
+    assert (
+        f"line {apply_line}, in test_C140_nested_backward_error_names_inducing_node" in induced[0]
+    )
+    assert any(m.startswith("Error detected in BoomBackward.") for m in msgs)

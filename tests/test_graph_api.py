@@ -409,3 +409,17 @@ def test_S9_6_gradient_edge_as_root_of_backward():
     edge = torch.autograd.graph.get_gradient_edge(h)
     torch.autograd.backward(edge, grad_tensors=torch.ones(3), inputs=[x])
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_C143_builtin_node_type_name_is_its_name():
+    b = leaf().exp()
+    assert type(b.grad_fn).__name__ == "ExpBackward0"
+
+
+def test_C150_accumulate_grad_node():
+    a = leaf()
+    acc = a.exp().grad_fn.next_functions[0][0]
+    assert acc.name() == "torch::autograd::AccumulateGrad"
+    assert type(acc).__name__ == "AccumulateGrad"
+    assert acc.variable is a
+    assert acc.next_functions == ()

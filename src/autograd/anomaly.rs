@@ -2,9 +2,11 @@
 //! each node records while the mode is on, and the NaN check on backward results.
 //! Recording a stack costs nothing when the mode is off (one atomic load per node).
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use crate::autograd::node::Node;
 use crate::autograd::warnings::{warn, WarningKind};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -37,13 +39,69 @@ pub fn capture_stack() -> Option<String> {
     STACK_PROVIDER.get().and_then(|f| f())
 }
 
-/// torch's warning before an error in backward propagates.
-pub fn warn_error_in(node_name: &str, stack: Option<&str>) {
+thread_local! {
+    /// The nodes this thread is running backward for, innermost last (anomaly mode only).
+    static EXECUTING: RefCell<Vec<Arc<Node>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks `node` as running on this thread while alive, so nodes recorded meanwhile (by a
+/// backward that itself runs ops) know which calculation induced them.
+pub struct Executing(bool);
+
+impl Executing {
+    pub fn new(node: &Arc<Node>) -> Executing {
+        let on = is_enabled();
+        if on {
+            EXECUTING.with(|e| e.borrow_mut().push(node.clone()));
+        }
+        Executing(on)
+    }
+}
+
+impl Drop for Executing {
+    fn drop(&mut self) {
+        if self.0 {
+            EXECUTING.with(|e| e.borrow_mut().pop());
+        }
+    }
+}
+
+/// The node whose backward is creating a new node now (None when the mode is off).
+pub fn capture_parent() -> Option<Arc<Node>> {
+    if !is_enabled() {
+        return None;
+    }
+    EXECUTING.with(|e| e.borrow().last().cloned())
+}
+
+/// torch's warnings before an error in `node`'s backward propagates: where the node was
+/// recorded, then one warning per enclosing backward that induced that recording.
+pub fn warn_error_in(node: &Node) {
+    let (mut stack, mut parent) = {
+        let extras = node.extras();
+        (extras.anomaly_stack.clone(), extras.anomaly_parent.clone())
+    };
     warn(
         WarningKind::User,
         format!(
-            "Error detected in {node_name}. Traceback of forward call that caused the error:\n{}",
-            stack.unwrap_or("")
+            "Error detected in {}. Traceback of forward call that caused the error:\n{}",
+            node.name(),
+            stack.unwrap_or_default()
         ),
     );
+    while let Some(p) = parent {
+        (stack, parent) = {
+            let extras = p.extras();
+            (extras.anomaly_stack.clone(), extras.anomaly_parent.clone())
+        };
+        warn(
+            WarningKind::User,
+            format!(
+                "\n\nPrevious calculation was induced by {}. Traceback of forward call that \
+                 induced the previous calculation:\n{}",
+                p.name(),
+                stack.as_deref().unwrap_or_default()
+            ),
+        );
+    }
 }

@@ -4,6 +4,7 @@ pub mod accumulate;
 pub mod anomaly;
 pub mod grad_mode;
 pub mod hooks;
+pub mod mutation;
 pub mod node;
 pub mod saved;
 pub mod saved_hooks;

@@ -82,6 +82,8 @@ pub struct NodeExtras {
     pub post_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePostHook>,
     /// The forward call's stack, recorded while anomaly mode is on.
     pub anomaly_stack: Option<String>,
+    /// Anomaly mode: the node whose backward was running when this one was recorded.
+    pub anomaly_parent: Option<Arc<Node>>,
 }
 
 pub struct Node {
@@ -130,6 +132,7 @@ impl Node {
     ) -> Arc<Node> {
         let extras = NodeExtras {
             anomaly_stack: crate::autograd::anomaly::capture_stack(),
+            anomaly_parent: crate::autograd::anomaly::capture_parent(),
             ..NodeExtras::default()
         };
         Arc::new(Node {

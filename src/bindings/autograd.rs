@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::autograd::grad_mode;
 use crate::autograd::node::{Edge, Node, NodeKind};
@@ -16,7 +16,7 @@ use crate::bindings::tensor::{opt_to_py, to_py};
 use crate::engine::{run_backward, BackwardOptions, Root};
 use crate::tensor::Tensor;
 
-#[pyclass(name = "CppNode", module = "ferrograd._C", weakref, frozen)]
+#[pyclass(name = "CppNode", module = "ferrograd._C", weakref, frozen, subclass)]
 pub struct PyNode {
     pub node: Arc<Node>,
     me: AtomicUsize,
@@ -34,6 +34,33 @@ impl Drop for PyNode {
     }
 }
 
+thread_local! {
+    /// The node `CppNode.__new__` wraps: set by `node_to_py` just around the call, so
+    /// user code cannot make a node object out of nothing.
+    static PENDING_NODE: std::cell::RefCell<Option<Arc<Node>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The Python class of the nodes with this name: a subclass of `CppNode` named like
+/// torch's node classes (`MulBackward0`, `AccumulateGrad`), made on first use.
+fn node_type<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
+    static TYPES: pyo3::sync::PyOnceLock<Py<PyDict>> = pyo3::sync::PyOnceLock::new();
+    let types = TYPES.get_or_init(py, || PyDict::new(py).unbind()).bind(py);
+    let short = name.rsplit("::").next().unwrap_or(name);
+    if let Some(t) = types.get_item(short)? {
+        return Ok(t.cast_into::<PyType>()?);
+    }
+    let namespace = PyDict::new(py);
+    namespace.set_item("__slots__", PyTuple::empty(py))?;
+    namespace.set_item("__module__", "ferrograd._C")?;
+    let base = py.get_type::<PyNode>();
+    let t = py
+        .get_type::<PyType>()
+        .call1((short, (base,), namespace))?
+        .cast_into::<PyType>()?;
+    types.set_item(short, &t)?;
+    Ok(t)
+}
+
 /// The Python object for a node (the same object while it is alive); for a custom
 /// Function's node, its ctx object.
 pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
@@ -45,13 +72,11 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
         // SAFETY: cleared under the GIL before the object is freed (see PyNode::drop).
         return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
     }
-    let obj = Bound::new(
-        py,
-        PyNode {
-            node: node.clone(),
-            me: AtomicUsize::new(0),
-        },
-    )?;
+    let ty = node_type(py, node.name())?;
+    PENDING_NODE.with(|p| *p.borrow_mut() = Some(node.clone()));
+    let obj = ty.call0();
+    PENDING_NODE.with(|p| p.borrow_mut().take());
+    let obj = obj?.cast_into::<PyNode>()?;
     let ptr = obj.as_ptr() as usize;
     if node
         .py_handle
@@ -65,6 +90,19 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl PyNode {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let node = PENDING_NODE
+            .with(|p| p.borrow_mut().take())
+            .ok_or_else(|| {
+                pyo3::exceptions::PyTypeError::new_err("cannot create 'CppNode' instances")
+            })?;
+        Ok(PyNode {
+            node,
+            me: AtomicUsize::new(0),
+        })
+    }
     fn name(&self) -> String {
         self.node.name().to_string()
     }
@@ -234,14 +272,23 @@ pub fn next_functions_of(py: Python<'_>, node: &Node) -> PyResult<Py<PyTuple>> {
     Ok(PyTuple::new(py, items)?.unbind())
 }
 
+/// The core node behind a Python node object (a built-in node or a custom Function's
+/// ctx); None for anything else, or for a ctx whose node is gone.
+pub fn node_of_py(obj: &Bound<'_, PyAny>) -> Option<Arc<Node>> {
+    if let Ok(n) = obj.cast::<PyNode>() {
+        return Some(n.get().node.clone());
+    }
+    obj.cast::<crate::bindings::function::PyFunctionCtx>()
+        .ok()
+        .and_then(|ctx| ctx.get().node())
+}
+
 /// A `GradientEdge` named tuple `(node, output_nr, ...)` as a core edge.
 fn edge_of_gradient_edge(obj: &Bound<'_, PyAny>) -> PyResult<Edge> {
-    let node = obj.get_item(0)?;
-    let node = node
-        .cast::<PyNode>()
-        .map_err(|_| PyRuntimeError::new_err("expected Tensors or GradientEdges"))?;
+    let node = node_of_py(&obj.get_item(0)?)
+        .ok_or_else(|| PyRuntimeError::new_err("expected Tensors or GradientEdges"))?;
     Ok(Edge {
-        node: node.get().node.clone(),
+        node,
         input_nr: obj.get_item(1)?.extract()?,
     })
 }
@@ -329,6 +376,27 @@ pub fn _gradient_edge(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<(Py<PyAn
         PyRuntimeError::new_err("It is not possible to get the gradient edge for a Tensor that does not require gradients")
     })?;
     Ok((node_to_py(py, e.node)?, e.input_nr))
+}
+
+/// The id of the backward call running on this thread, or -1 outside backward.
+#[pyfunction]
+pub fn _current_graph_task_id() -> i64 {
+    crate::engine::current::graph_task_id().map_or(-1, |id| id as i64)
+}
+
+/// Whether the backward call running on this thread will execute `node`.
+#[pyfunction]
+pub fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let node = node_of_py(node).ok_or_else(|| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "_will_engine_execute_node expects a grad_fn, but got {}",
+            node.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    run(|| crate::engine::current::will_execute(&node))
 }
 
 #[pyfunction]

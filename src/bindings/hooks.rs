@@ -317,6 +317,28 @@ pub fn _push_saved_tensors_hooks(pack: Py<PyAny>, unpack: Py<PyAny>) -> PyResult
     crate::bindings::errors::run(|| crate::autograd::saved_hooks::push_hooks(hooks))
 }
 
+/// A Python callable told about in-place writes (`allow_mutation_on_saved_tensors`).
+struct PyMutationObserver(Py<PyAny>);
+
+impl crate::autograd::mutation::MutationObserver for PyMutationObserver {
+    fn before_write(&self, target: &Tensor) -> Result<()> {
+        Python::attach(|py| {
+            let t = to_py(py, target.clone()).map_err(external)?;
+            self.0.call1(py, (t,)).map_err(external)?;
+            Ok(())
+        })
+    }
+}
+
+/// Install (or with None remove) this thread's in-place write observer.
+#[pyfunction]
+pub fn _set_inplace_observer(observer: Option<Py<PyAny>>) {
+    let observer = observer.map(|f| {
+        Arc::new(PyMutationObserver(f)) as Arc<dyn crate::autograd::mutation::MutationObserver>
+    });
+    crate::autograd::mutation::set_observer(observer);
+}
+
 #[pyfunction]
 pub fn _push_saved_tensors_hooks_disabled(message: String) {
     crate::autograd::saved_hooks::push_disabled(message)

@@ -54,6 +54,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_run_backward, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_gradient_edge, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_increment_version, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_current_graph_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_will_engine_execute_node, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_inference_mode_enabled, m)?)?;
@@ -68,6 +70,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(hooks::_pop_saved_tensors_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(hooks::_set_inplace_observer, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);

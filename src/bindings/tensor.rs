@@ -1276,9 +1276,47 @@ impl PyTensor {
         Ok(slf)
     }
     fn relu_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        run(|| inplace::relu_(&slf.get().t))?;
-        Ok(slf)
+        unary_inplace(slf, unary::Relu)
     }
+    fn exp_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Exp)
+    }
+    fn log_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Log)
+    }
+    fn sin_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Sin)
+    }
+    fn cos_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Cos)
+    }
+    fn tanh_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Tanh)
+    }
+    fn sigmoid_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Sigmoid)
+    }
+    fn sqrt_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Sqrt)
+    }
+    fn reciprocal_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Reciprocal)
+    }
+    fn neg_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Neg)
+    }
+    fn abs_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_inplace(slf, unary::Abs)
+    }
+}
+
+/// `t.<op>_()`: the op written back into `t`; returns `t` itself.
+fn unary_inplace<O: crate::ops::Op>(
+    slf: Bound<'_, PyTensor>,
+    op: O,
+) -> PyResult<Bound<'_, PyTensor>> {
+    run(|| inplace::unary_(op, &slf.get().t))?;
+    Ok(slf)
 }
 
 fn inplace_arith(t: &Tensor, other: &Bound<'_, PyAny>, kind: Arithmetic) -> PyResult<()> {

@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 
 use crate::autograd::node::{Edge, Node, NodeKind};
 use crate::autograd::{anomaly, grad_mode};
+use crate::engine::current::{self, TaskView};
 use crate::engine::{apply_node, validate_output, BackwardOptions, Root};
 use crate::error::Result;
 use crate::ops::Grads;
@@ -35,14 +36,14 @@ struct GraphTask {
     buffers: Vec<SmallVec<[Slot; 1]>>,
 }
 
-fn node_key(n: &Arc<Node>) -> *const Node {
-    Arc::as_ptr(n)
+fn node_key(n: &Arc<Node>) -> usize {
+    Arc::as_ptr(n) as usize
 }
 
 impl GraphTask {
     /// Discover every node reachable from the roots (iterative DFS).
-    fn discover(roots: &[Root]) -> (GraphTask, HashMap<*const Node, usize>) {
-        let mut index: HashMap<*const Node, usize> = HashMap::new();
+    fn discover(roots: &[Root]) -> (GraphTask, HashMap<usize, usize>) {
+        let mut index: HashMap<usize, usize> = HashMap::new();
         let mut nodes: Vec<Arc<Node>> = Vec::new();
         let mut stack: Vec<Arc<Node>> = Vec::new();
         let mut visit = |node: &Arc<Node>, stack: &mut Vec<Arc<Node>>| {
@@ -251,6 +252,13 @@ pub fn run_backward(
             .contributions
             .push(((r, 0), root.grad));
     }
+    let view = TaskView::new(
+        index,
+        task.exec.clone(),
+        task.captured.clone(),
+        !inputs.is_empty(),
+    );
+    let _current = current::Enter::new(&view);
     let n_roots = root_idx.len();
     let parallel = grad_mode::is_multithreading_enabled() && rayon::current_num_threads() > 1;
     let mut ready = ReadySet::new(parallel);
@@ -290,7 +298,10 @@ pub fn run_backward(
             let (nodes, exec) = (&task.nodes, &task.exec);
             batch
                 .into_par_iter()
-                .map(|(idx, grads)| (idx, run_one(&nodes[idx], exec[idx], grads, opts)))
+                .map(|(idx, grads)| {
+                    let _current = current::Enter::new(&view);
+                    (idx, run_one(&nodes[idx], exec[idx], grads, opts))
+                })
                 .collect()
         } else {
             batch
@@ -345,7 +356,10 @@ fn run_one(
     } else {
         Some(grads.clone())
     };
-    let out = apply_node(node, grads, opts.create_graph);
+    let out = {
+        let _executing = anomaly::Executing::new(node);
+        apply_node(node, grads, opts.create_graph)
+    };
     if !opts.retain_graph {
         node.release_saved();
     }
@@ -359,7 +373,7 @@ fn run_one(
     if anomaly::is_enabled() {
         let out = out.and_then(|o| check_nan(node, o));
         if out.is_err() {
-            anomaly::warn_error_in(node.name(), node.extras().anomaly_stack.as_deref());
+            anomaly::warn_error_in(node);
         }
         return out;
     }

@@ -10,6 +10,7 @@
 //! - contributions to one input buffer are summed in a fixed order (by producing node
 //!   and output position), so results are bitwise identical for any thread count.
 
+pub mod current;
 mod graph_task;
 
 use std::sync::Arc;

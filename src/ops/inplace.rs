@@ -10,7 +10,7 @@ use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::copy::write_into;
 use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
-use crate::ops::unary::{Clamp, Relu};
+use crate::ops::unary::Clamp;
 use crate::ops::{build_node, recording, Grads, Op, Outputs, SaveRef, VjpCtx};
 use crate::tensor::{CreationMeta, Tensor};
 
@@ -102,6 +102,7 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
         None
     };
 
+    crate::autograd::mutation::before_write(dst)?;
     write_into(dst, &value)?;
     dst.bump_version();
 
@@ -156,8 +157,9 @@ pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
 pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
     apply_inplace(Clamp { min, max }, std::slice::from_ref(t))
 }
-pub fn relu_(t: &Tensor) -> Result<()> {
-    apply_inplace(Relu, std::slice::from_ref(t))
+/// `exp_`, `sin_`, `relu_`, ...: a unary op written back into its input.
+pub fn unary_<O: Op>(op: O, t: &Tensor) -> Result<()> {
+    apply_inplace(op, std::slice::from_ref(t))
 }
 
 /// `copy_(src)`: the gradient goes to `src` (broadcast-summed and cast by the engine).

@@ -4,16 +4,20 @@ import abc
 import collections
 
 from .. import _C
+from ._multi_grad import register_multi_grad_hook
+from ._saved_mutation import allow_mutation_on_saved_tensors
 
 __all__ = [
     "Node",
     "GradientEdge",
     "get_gradient_edge",
     "increment_version",
+    "register_multi_grad_hook",
     "to_dot",
     "saved_tensors_hooks",
     "save_on_cpu",
     "disable_saved_tensors_hooks",
+    "allow_mutation_on_saved_tensors",
 ]
 
 
