@@ -260,6 +260,27 @@ impl Tensor {
             && Arc::strong_count(&self.0.storage) == 1
             && self.0.view.is_none()
     }
+    /// Identity of the shared tensor (the same for every handle to it).
+    pub fn impl_addr(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+    /// Give up this handle; if it was the last one, hand back the tensor itself instead
+    /// of freeing it here (see `autograd::foreign::release`).
+    pub fn into_last(self) -> Option<Box<dyn Send>> {
+        Arc::into_inner(self.0).map(|t| Box::new(t) as Box<dyn Send>)
+    }
+    /// How many handles share this tensor (Arc strong count).
+    pub fn owner_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+    /// The autograd metadata, unless another thread holds it right now.
+    pub fn try_meta(&self) -> Option<MutexGuard<'_, AutogradMeta>> {
+        match self.0.autograd.try_lock() {
+            Ok(m) => Some(m),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
     pub fn ptr_eq(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
@@ -428,5 +449,8 @@ pub struct WeakTensor(Weak<TensorImpl>);
 impl WeakTensor {
     pub fn upgrade(&self) -> Option<Tensor> {
         self.0.upgrade().map(Tensor)
+    }
+    pub fn ptr_eq(&self, other: &WeakTensor) -> bool {
+        Weak::ptr_eq(&self.0, &other.0)
     }
 }

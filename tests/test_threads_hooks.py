@@ -10,6 +10,7 @@ are small integers in float64, so sums are exact whatever order concurrent accum
 land in.
 """
 
+import gc
 import threading
 import time
 
@@ -224,3 +225,45 @@ def test_node_hooks_on_shared_graph_from_four_threads():
     with main_lock:
         run_threads(worker, N_THREADS)
     assert hook_calls[0] == TOTAL_PASSES
+
+
+def test_collector_runs_while_threads_run_hooked_backward():
+    # The cycle collector walks what tensors own on the Rust side (bindings/gc.rs) while
+    # engine threads change it. Four threads run passes whose hooks close over their own
+    # tensors (cycles through Rust-held hooks), and a shared leaf carries a hook that
+    # closes over itself; the main thread collects all the while. Every hook must still
+    # run (a hook the collector wrongly cleared fails with NameError) and every gradient
+    # must be exact.
+    Square = square_function()
+    shared = torch.tensor(SHARED, dtype=torch.float64, requires_grad=True)
+    shared_calls = []
+    shared.register_hook(lambda g: shared_calls.append(shared.shape) or g)
+    per_thread = TOTAL_PASSES // N_THREADS
+    done = threading.Event()
+
+    def hooked_pass(i, k):
+        x = torch.tensor(x_values(k), dtype=torch.float64, requires_grad=True)
+        y = Square.apply(x)
+        y.register_hook(lambda g: g + 0 * y.detach())  # closes over y: a cycle
+        x.register_hook(lambda g: g + 0 * x.detach())  # closes over x
+        (y * shared).sum().backward()
+        expected = [2 * xv * sv for xv, sv in zip(x_values(k), SHARED)]
+        assert x.grad.tolist() == expected, (i, k, x.grad.tolist(), expected)
+
+    def worker(i):
+        for k in range(per_thread):
+            hooked_pass(i, k)
+
+    def collect():
+        while not done.is_set():
+            gc.collect()
+
+    collector = threading.Thread(target=collect, daemon=True)
+    collector.start()
+    try:
+        run_threads(worker, N_THREADS)
+    finally:
+        done.set()
+        collector.join(timeout=JOIN_TIMEOUT_S)
+    assert len(shared_calls) == per_thread * N_THREADS
+    assert shared.grad.tolist() == expected_shared_grad([per_thread] * N_THREADS)

@@ -5,7 +5,12 @@ autograd code. This module only re-exports: ops and factories live in the Rust
 extension ``ferrograd._C``; autograd's Python-side API lives in ``ferrograd.autograd``.
 """
 
+import gc as _gc
+
 from . import _C
+
+# Tells the core when a collection starts and ends (see src/bindings/gc.rs).
+_gc.callbacks.append(_C._gc_callback)
 from ._C import (
     Tensor,
     allclose,

@@ -16,11 +16,15 @@ pub type Grads = Vec<Option<Tensor>>;
 /// `t.register_hook(fn)`: may replace the gradient.
 pub trait TensorHook: Send + Sync {
     fn call(&self, grad: &Tensor) -> Result<Option<Tensor>>;
+    /// Host-language objects this hook holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 /// `node.register_prehook(fn)`: sees (and may replace) the node's incoming gradients.
 pub trait NodePreHook: Send + Sync {
     fn call(&self, grad_outputs: &[Option<Tensor>]) -> Result<Option<Grads>>;
+    /// Host-language objects this hook holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 /// `node.register_hook(fn)`: sees the node's results and inputs, may replace results.
@@ -30,11 +34,15 @@ pub trait NodePostHook: Send + Sync {
         grad_inputs: &[Option<Tensor>],
         grad_outputs: &[Option<Tensor>],
     ) -> Result<Option<Grads>>;
+    /// Host-language objects this hook holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 /// `leaf.register_post_accumulate_grad_hook(fn)`: runs after `.grad` was updated.
 pub trait PostAccumulateHook: Send + Sync {
     fn call(&self, param: &Tensor) -> Result<()>;
+    /// Host-language objects this hook holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(1);
@@ -66,6 +74,13 @@ impl<H: ?Sized> HookList<H> {
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<H>> {
+        self.items.iter().map(|(_, h)| h)
+    }
+    /// Remove every hook, handing them to the caller (to drop outside any lock).
+    pub fn take_all(&mut self) -> Vec<Arc<H>> {
+        self.items.drain(..).map(|(_, h)| h).collect()
     }
     /// A snapshot, so hooks can run without holding the lock that guards the list.
     pub fn snapshot(&self) -> Vec<Arc<H>> {

@@ -2,6 +2,7 @@
 
 pub mod accumulate;
 pub mod anomaly;
+pub mod foreign;
 pub mod grad_mode;
 pub mod hooks;
 pub mod mutation;

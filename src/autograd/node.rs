@@ -67,6 +67,8 @@ pub trait CustomBackward: Send + Sync {
     }
     /// Opaque handle to the user-facing object (the bindings' Python ctx).
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Host-language objects this backward holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 /// Hooks and other per-node extras that most nodes never use.
@@ -75,7 +77,7 @@ pub struct NodeExtras {
     /// Non-leaf tensors that asked for `retain_grad()`: (output index, tensor).
     pub retained: SmallVec<[(usize, WeakTensor); 1]>,
     /// The bindings' `grad_fn.metadata` dict (opaque here).
-    pub py_metadata: Option<Box<dyn std::any::Any + Send + Sync>>,
+    pub py_metadata: Option<Box<dyn crate::autograd::foreign::Foreign>>,
     /// Tensor pre-hooks of this node's outputs: (output_nr, hook id, hook).
     pub tensor_pre_hooks: Vec<(usize, u64, Arc<dyn crate::autograd::hooks::TensorHook>)>,
     pub pre_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::NodePreHook>,

@@ -68,6 +68,18 @@ impl SavedTensor {
         Ok(())
     }
 
+    /// The value held as is (not packed, not released), for ownership walks.
+    pub fn held_value(&self) -> Option<&Tensor> {
+        self.data.as_ref()
+    }
+
+    /// Host-language objects a pack hook turned this value into.
+    pub fn foreign_refs(&self, out: &mut Vec<usize>) {
+        if let Some(p) = &self.packed {
+            p.foreign_refs(out);
+        }
+    }
+
     pub fn has_hooks(&self) -> bool {
         self.packed.is_some()
     }

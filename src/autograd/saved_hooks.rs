@@ -12,6 +12,8 @@ use crate::tensor::Tensor;
 /// What `pack` produced; turned back into a tensor by `unpack`.
 pub trait Packed: Send + Sync {
     fn unpack(&self) -> Result<Tensor>;
+    /// Host-language objects the packed value holds (see autograd::foreign).
+    fn foreign_refs(&self, _out: &mut Vec<usize>) {}
 }
 
 pub trait SavedTensorHooks: Send + Sync {

@@ -20,10 +20,14 @@ use crate::tensor::Tensor;
 pub struct PyNode {
     pub node: Arc<Node>,
     me: AtomicUsize,
+    /// False while Python has allocated the object but PyO3 has not written it yet (the
+    /// memory is zeroed then). A collection can run in between, and must not read it.
+    ready: bool,
 }
 
 impl Drop for PyNode {
     fn drop(&mut self) {
+        crate::bindings::gc::owner_freed();
         let me = self.me.load(Ordering::Relaxed);
         if me != 0 {
             let _ =
@@ -90,6 +94,21 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl PyNode {
+    /// What the node owns alone on the Rust side (see bindings::gc).
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if !self.ready {
+            return Ok(());
+        }
+        crate::bindings::gc::visit_owned(self as *const Self as usize, &visit, |out| {
+            crate::autograd::foreign::node_refs(&self.node, out)
+        })
+    }
+    /// Collected as garbage (see `autograd::foreign::clear_node`).
+    fn __clear__(&self) {
+        if self.ready {
+            crate::autograd::foreign::clear_node(&self.node);
+        }
+    }
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -101,6 +120,7 @@ impl PyNode {
         Ok(PyNode {
             node,
             me: AtomicUsize::new(0),
+            ready: true,
         })
     }
     fn name(&self) -> String {
@@ -126,12 +146,14 @@ impl PyNode {
         if let Some(d) = extras
             .py_metadata
             .as_ref()
-            .and_then(|b| b.downcast_ref::<Py<PyDict>>())
+            .and_then(|b| b.as_any().downcast_ref::<crate::bindings::gc::HeldPy>())
         {
-            return Ok(d.clone_ref(py));
+            return Ok(d.bind(py).cast::<PyDict>()?.clone().unbind());
         }
         let d = PyDict::new(py).unbind();
-        extras.py_metadata = Some(Box::new(d.clone_ref(py)));
+        extras.py_metadata = Some(Box::new(crate::bindings::gc::HeldPy::new(
+            d.clone_ref(py).into_any(),
+        )));
         Ok(d)
     }
     #[getter]
@@ -270,6 +292,25 @@ pub fn next_functions_of(py: Python<'_>, node: &Node) -> PyResult<Py<PyTuple>> {
         });
     }
     Ok(PyTuple::new(py, items)?.unbind())
+}
+
+/// A weak reference to a graph node: multi-grad hooks keep one per non-leaf tensor, so
+/// they neither keep the graph alive nor hide its cycles from the collector.
+#[pyclass(name = "_WeakNode", module = "ferrograd._C", frozen)]
+pub struct PyWeakNode(std::sync::Weak<Node>);
+
+#[pymethods]
+impl PyWeakNode {
+    #[new]
+    fn new(node: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let node = node_of_py(node)
+            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("expected a graph node"))?;
+        Ok(PyWeakNode(Arc::downgrade(&node)))
+    }
+    /// The node's Python object, or None once the node is gone.
+    fn __call__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.0.upgrade().map(|n| node_to_py(py, n)).transpose()
+    }
 }
 
 /// The core node behind a Python node object (a built-in node or a custom Function's

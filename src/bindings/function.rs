@@ -104,7 +104,7 @@ impl PyFunctionCtx {
 
 /// The core side of a Function node: calls `ctx._do_backward(grads)`.
 struct PyBackward {
-    ctx: Py<PyAny>,
+    ctx: crate::bindings::gc::HeldPy,
     name: String,
     materialize: bool,
     /// For each forward argument: Some(edge index) when it is a tensor.
@@ -120,6 +120,9 @@ impl CustomBackward for PyBackward {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.ctx.as_ptr() as usize);
     }
     fn apply(&self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> crate::error::Result<Grads> {
         Python::attach(|py| {
@@ -238,7 +241,7 @@ pub fn _function_record(
         }
         let output_meta = outs.iter().map(TensorMeta::of).collect();
         let backward = PyBackward {
-            ctx: ctx.clone().into_any().unbind(),
+            ctx: crate::bindings::gc::HeldPy::new(ctx.clone().into_any().unbind()),
             name,
             materialize,
             arg_edges,

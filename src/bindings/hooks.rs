@@ -11,6 +11,7 @@ use crate::autograd::hooks::{Grads, NodePostHook, NodePreHook, PostAccumulateHoo
 use crate::autograd::node::Node;
 use crate::bindings::convert::as_tensor_ref;
 use crate::bindings::errors::PyErrBox;
+use crate::bindings::gc::HeldPy;
 use crate::bindings::tensor::{opt_to_py, to_py};
 use crate::error::{Error, Result};
 use crate::tensor::{Tensor, WeakTensor};
@@ -99,7 +100,8 @@ fn tuple_of<'py>(py: Python<'py>, grads: &[Option<Tensor>]) -> PyResult<Bound<'p
     PyTuple::new(py, items?)
 }
 
-pub struct PyHook(pub Py<PyAny>);
+/// A Python callable as a backward hook (one type for every kind of hook).
+pub struct PyHook(pub HeldPy);
 
 impl TensorHook for PyHook {
     fn call(&self, grad: &Tensor) -> Result<Option<Tensor>> {
@@ -108,6 +110,9 @@ impl TensorHook for PyHook {
             checked_value(py, &self.0, &r, Some(grad))
         })
         .map_err(external)
+    }
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.0.as_ptr() as usize);
     }
 }
 
@@ -118,6 +123,9 @@ impl NodePreHook for PyHook {
             checked_tuple(py, &self.0, &r, grad_outputs)
         })
         .map_err(external)
+    }
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.0.as_ptr() as usize);
     }
 }
 
@@ -136,6 +144,9 @@ impl NodePostHook for PyHook {
         })
         .map_err(external)
     }
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.0.as_ptr() as usize);
+    }
 }
 
 impl PostAccumulateHook for PyHook {
@@ -152,6 +163,9 @@ impl PostAccumulateHook for PyHook {
             Ok(())
         })
         .map_err(external)
+    }
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.0.as_ptr() as usize);
     }
 }
 
@@ -228,7 +242,7 @@ pub fn register_tensor_hook(t: &Tensor, f: Py<PyAny>) -> PyResult<RemovableHandl
     if !t.requires_grad() {
         return Err(PyRuntimeError::new_err(NO_GRAD_HOOK));
     }
-    let hook: Arc<dyn TensorHook> = Arc::new(PyHook(f));
+    let hook: Arc<dyn TensorHook> = Arc::new(PyHook(HeldPy::new(f)));
     match t.grad_fn() {
         None => {
             let id = t.meta().leaf_hooks.push(hook);
@@ -253,12 +267,15 @@ pub fn register_post_accumulate_hook(t: &Tensor, f: Py<PyAny>) -> PyResult<Remov
             "post accumulate grad hooks cannot be registered on non-leaf tensors",
         ));
     }
-    let id = t.meta().post_accumulate_hooks.push(Arc::new(PyHook(f)));
+    let id = t
+        .meta()
+        .post_accumulate_hooks
+        .push(Arc::new(PyHook(HeldPy::new(f))));
     Ok(handle(Target::PostAccumulate(t.downgrade()), id))
 }
 
 pub fn register_node_hook(node: &Arc<Node>, f: Py<PyAny>, pre: bool) -> RemovableHandle {
-    let hook = Arc::new(PyHook(f));
+    let hook = Arc::new(PyHook(HeldPy::new(f)));
     if pre {
         let id = node.extras().pre_hooks.push(hook);
         handle(Target::NodePre(Arc::downgrade(node)), id)
@@ -275,7 +292,7 @@ struct PySavedHooks {
 }
 
 struct PyPacked {
-    value: Py<PyAny>,
+    value: HeldPy,
     unpack: Arc<Py<PyAny>>,
 }
 
@@ -284,7 +301,7 @@ impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
         Python::attach(|py| {
             let value = self.pack.bind(py).call1((to_py(py, t.clone())?,))?.unbind();
             Ok(Box::new(PyPacked {
-                value,
+                value: HeldPy::new(value),
                 unpack: self.unpack.clone(),
             })
                 as Box<dyn crate::autograd::saved_hooks::Packed>)
@@ -294,6 +311,9 @@ impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
 }
 
 impl crate::autograd::saved_hooks::Packed for PyPacked {
+    fn foreign_refs(&self, out: &mut Vec<usize>) {
+        out.push(self.value.as_ptr() as usize);
+    }
     fn unpack(&self) -> Result<Tensor> {
         Python::attach(|py| {
             let r = self.unpack.bind(py).call1((self.value.clone_ref(py),))?;

@@ -6,6 +6,7 @@ pub mod dtype;
 pub mod errors;
 pub mod function;
 pub mod functions;
+pub mod gc;
 pub mod hooks;
 pub mod tensor;
 
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_C")]
 fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<autograd::PyNode>()?;
     m.add_class::<convert::ArrayView>()?;
@@ -71,6 +73,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     m.add_function(wrap_pyfunction!(hooks::_pop_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_set_inplace_observer, m)?)?;
+    m.add_function(wrap_pyfunction!(gc::_gc_callback, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);

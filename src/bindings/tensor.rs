@@ -26,16 +26,31 @@ pub struct PyTensor {
     pub t: Tensor,
     /// Address of this Python object when it is the tensor's canonical object.
     me: AtomicUsize,
+    /// False while Python has allocated the object but PyO3 has not written it yet (the
+    /// memory is zeroed then). A collection can run in between, and must not read it.
+    ready: bool,
+}
+
+impl PyTensor {
+    fn new(t: Tensor) -> PyTensor {
+        PyTensor {
+            t,
+            me: AtomicUsize::new(0),
+            ready: true,
+        }
+    }
 }
 
 impl Drop for PyTensor {
     fn drop(&mut self) {
+        crate::bindings::gc::owner_freed();
         let me = self.me.load(Ordering::Relaxed);
         if me != 0 {
             let _ = self
                 .t
                 .py_handle()
                 .compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+            crate::autograd::foreign::break_grad_cycle(&self.t);
         }
     }
 }
@@ -48,13 +63,7 @@ pub fn to_py(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
         // nonzero handle read under the GIL points to a live object.
         return Ok(unsafe { Bound::from_borrowed_ptr(py, h as *mut pyo3::ffi::PyObject) }.unbind());
     }
-    let obj = Bound::new(
-        py,
-        PyTensor {
-            t: t.clone(),
-            me: AtomicUsize::new(0),
-        },
-    )?;
+    let obj = Bound::new(py, PyTensor::new(t.clone()))?;
     register(obj.as_any(), &obj.get().me, &t);
     Ok(obj.into_any().unbind())
 }
@@ -333,6 +342,23 @@ fn index_view(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
 
 #[pymethods]
 impl PyTensor {
+    /// What the tensor owns alone on the Rust side (see bindings::gc).
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if !self.ready {
+            return Ok(());
+        }
+        let canonical = self.me.load(Ordering::Relaxed) != 0;
+        crate::bindings::gc::visit_owned(self as *const Self as usize, &visit, |out| {
+            crate::autograd::foreign::tensor_refs(&self.t, canonical, out)
+        })
+    }
+    /// Collected as garbage (see `autograd::foreign::clear_tensor`).
+    fn __clear__(&self) {
+        if self.ready {
+            let canonical = self.me.load(Ordering::Relaxed) != 0;
+            crate::autograd::foreign::clear_tensor(&self.t, canonical);
+        }
+    }
     /// `Tensor(tensor)` aliases the data (used by subclasses such as nn.Parameter);
     /// `Tensor(list)` copies data; `Tensor(*sizes)` makes a zero-filled float tensor.
     #[new]
@@ -353,10 +379,7 @@ impl PyTensor {
             let shape = shape_arg(args)?;
             run(|| Tensor::zeros(&shape, crate::dtype::default_float_dtype()))?
         };
-        Ok(PyTensor {
-            t,
-            me: AtomicUsize::new(0),
-        })
+        Ok(PyTensor::new(t))
     }
 
     /// Make this object the canonical Python object of its tensor (subclass __new__).

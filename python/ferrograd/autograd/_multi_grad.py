@@ -25,12 +25,22 @@ class _MultiHandle:
         self.remove()
 
 
-def _node_of(tensor):
-    """The node a tensor's gradient flows into: its grad_fn, or a leaf's AccumulateGrad
-    (held here, so the leaf keeps that same node while the hook lives)."""
+def _node_ref(tensor):
+    """A callable giving the node a tensor's gradient flows into. A leaf's AccumulateGrad
+    is held, so the leaf keeps that same node while the hook lives; a grad_fn is held
+    weakly, so the hook does not keep the graph alive (once the node is gone it cannot
+    run, and the callable gives None)."""
     if not tensor.requires_grad:
         raise AssertionError("Expected gradient function to be set")
-    return _C._gradient_edge(tensor)[0]
+    node = _C._gradient_edge(tensor)[0]
+    if tensor.grad_fn is None:
+        return lambda: node
+    return _C._WeakNode(node)
+
+
+def _will_execute(node_ref):
+    node = node_ref()
+    return node is not None and _C._will_engine_execute_node(node)
 
 
 def register_multi_grad_hook(tensors, fn, *, mode="all"):
@@ -61,7 +71,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         handles = tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad)
         return _MultiHandle(handles)
 
-    nodes = [_node_of(t) for t in tensors]
+    nodes = [_node_ref(t) for t in tensors]
     # Per running backward call: [gradients seen, how many to wait for, buffer].
     pending = {}
 
@@ -71,7 +81,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             with lock:
                 state = pending.get(task)
                 if state is None:
-                    expected = sum(map(_C._will_engine_execute_node, nodes))
+                    expected = sum(map(_will_execute, nodes))
                     state = pending[task] = [0, expected, [None] * len(tensors)]
                 state[0] += 1
                 state[2][position] = grad
