@@ -63,6 +63,31 @@ def main():
     print(f"dy/dt      = {dy.tolist()}   (3 t^2, grad_fn {dy.grad_fn.name()})")
     print(f"d2y/dt2    = {d2y.tolist()}   (6 t)")
 
+    heading("your own math and observers: a custom Function and hooks")
+
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, u):
+            ctx.save_for_backward(u)
+            return u**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (u,) = ctx.saved_tensors
+            return g * 3 * u**2
+
+    u = torch.tensor([1.0, 2.0], requires_grad=True)
+    v = Cube.apply(u)
+    seen = []
+    v.register_hook(lambda g: g * 10)  # scales the gradient flowing into v
+    torch.autograd.graph.register_multi_grad_hook(
+        (u, v), lambda grads: seen.append([g.tolist() for g in grads])
+    )
+    v.sum().backward()
+    print(f"v.grad_fn          = {type(v.grad_fn).__name__}")
+    print(f"u.grad             = {u.grad.tolist()}   (10 * 3 u^2: the hook scaled it)")
+    print(f"multi-grad hook saw {seen[0]}   (grads of u and v, once)")
+
     heading("no_grad: nothing is recorded")
     with torch.no_grad():
         z = (t * 2).tanh() + t.exp()
