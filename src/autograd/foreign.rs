@@ -310,8 +310,13 @@ pub fn node_refs(n: &Arc<Node>, out: &mut Vec<usize>) {
 /// through them (a pack hook that kept its tensor, say) is broken here.
 pub fn clear_tensor(t: &Tensor, canonical: bool) {
     let unique = t.owner_count() == 1;
+    if !canonical && !unique {
+        return;
+    }
+    // Only tried: this thread may itself hold the lock further up (a write that freed
+    // the last reference to this object); the hooks then just stay.
     let dropped = {
-        let mut meta = t.meta();
+        let Some(mut meta) = t.try_meta() else { return };
         let hooks = if canonical {
             (
                 meta.leaf_hooks.take_all(),
@@ -337,7 +342,9 @@ pub fn clear_node(n: &Arc<Node>) {
         return;
     }
     let hooks = {
-        let mut extras = n.extras();
+        let Some(mut extras) = try_lock(&n.extras) else {
+            return;
+        };
         (
             std::mem::take(&mut extras.tensor_pre_hooks),
             extras.pre_hooks.take_all(),
@@ -346,7 +353,9 @@ pub fn clear_node(n: &Arc<Node>) {
         )
     };
     let saved = {
-        let mut saved = n.saved_slots();
+        let Some(mut saved) = try_lock(&n.saved) else {
+            return;
+        };
         saved.released = true;
         std::mem::take(&mut saved.slots)
     };
@@ -410,7 +419,7 @@ fn try_break_grad_cycle(t: &Tensor) -> Option<bool> {
             _ => return None,
         }
     };
-    grad.grad_fn()?;
+    grad.try_meta()?.grad_fn.as_ref()?;
     let region = Region::explore(Obj::Tensor(grad), true, Some(t));
     let inside: usize = region
         .owned()
