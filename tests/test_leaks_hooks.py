@@ -27,6 +27,7 @@ IS_REAL_TORCH = MOD == "torch"
 ITERATIONS = 200
 
 torch_leaks = pytest.mark.skipif(IS_REAL_TORCH, reason="torch leaks here; ferrograd must not")
+not_checked_against_torch = pytest.mark.skipif(IS_REAL_TORCH, reason="not checked against torch")
 
 
 def live_tensor_count():
@@ -248,5 +249,64 @@ def test_create_graph_cycle_broken_by_resetting_grad():
         (w * w).sum().backward(create_graph=True)
         w.grad = None
         return [weakref.ref(w)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_create_graph_backward_through_saved_views_is_collected():
+    # The .grad graph holds views of the parameter (w[0], w[1:]), which hold it as their base.
+    def make_one():
+        w = torch.randn(3, requires_grad=True)
+        loss = (w[0] * w[1:]).sum()
+        loss.backward(create_graph=True)
+        return [weakref.ref(w)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+def test_pack_hook_keeping_the_base_of_a_view_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            b = x.exp()  # keeps itself through the pack hook
+        v = b[1:]
+        return [weakref.ref(x), weakref.ref(v), weakref.ref(b)]
+
+    assert survivors(make_one) == 0
+
+
+# --------------------------------------------------------------------------- node state
+
+
+@not_checked_against_torch
+def test_function_ctx_attribute_holding_output_is_collected():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        y = Double.apply(x)
+        y.grad_fn.output = y  # the ctx (y's grad_fn) holds y
+        return [weakref.ref(x), weakref.ref(y)]
+
+    assert survivors(make_one) == 0
+
+
+@not_checked_against_torch
+def test_node_metadata_holding_output_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        y = x * 2
+        y.grad_fn.metadata["output"] = y
+        return [weakref.ref(x), weakref.ref(y)]
 
     assert survivors(make_one) == 0

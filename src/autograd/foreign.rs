@@ -306,18 +306,28 @@ pub fn node_refs(n: &Arc<Node>, out: &mut Vec<usize>) {
 
 /// The Python object holding `t` is being collected as garbage. The canonical one
 /// takes the tensor's hooks with it (as in torch). If nothing else holds the tensor, its
-/// gradient and history go too: nobody can observe them any more, and a cycle that runs
-/// through them (a pack hook that kept its tensor, say) is broken here.
+/// gradient and history go too, and so do those of a view's base that only this view
+/// holds: nobody can observe them any more, and a cycle that runs through them (a pack
+/// hook that kept its tensor, say) is broken here.
 pub fn clear_tensor(t: &Tensor, canonical: bool) {
     let unique = t.owner_count() == 1;
-    if !canonical && !unique {
-        return;
+    if canonical || unique {
+        take_state(t, canonical, unique);
     }
-    // Only tried: this thread may itself hold the lock further up (a write that freed
-    // the last reference to this object); the hooks then just stay.
+    if let Some(info) = t.view_info().filter(|_| unique) {
+        if info.base.owner_count() == 1 {
+            take_state(&info.base, true, true);
+        }
+    }
+}
+
+/// Drop a tensor's hooks and/or its gradient and history. Locks are only tried: this
+/// thread may itself hold one further up (a write that freed the last reference to the
+/// Python object); the state then just stays.
+fn take_state(t: &Tensor, hooks: bool, history: bool) {
     let dropped = {
         let Some(mut meta) = t.try_meta() else { return };
-        let hooks = if canonical {
+        let hooks = if hooks {
             (
                 meta.leaf_hooks.take_all(),
                 meta.post_accumulate_hooks.take_all(),
@@ -325,7 +335,7 @@ pub fn clear_tensor(t: &Tensor, canonical: bool) {
         } else {
             Default::default()
         };
-        let history = if unique {
+        let history = if history {
             (meta.grad_fn.take(), meta.grad.take())
         } else {
             (None, None)
