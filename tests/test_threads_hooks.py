@@ -255,8 +255,11 @@ def test_collector_runs_while_threads_run_hooked_backward():
             hooked_pass(i, k)
 
     def collect():
+        # Young generations: that is where the passes' tensors are, and a full collection
+        # of a large heap (real torch's) would starve the workers of the GIL.
         while not done.is_set():
-            gc.collect()
+            gc.collect(1)
+            done.wait(0.0005)
 
     collector = threading.Thread(target=collect, daemon=True)
     collector.start()
