@@ -256,9 +256,7 @@ impl Tensor {
     /// Nobody else can observe this tensor or its memory (the engine may then hand it
     /// over as a leaf's `.grad` instead of copying it).
     pub fn is_uniquely_owned(&self) -> bool {
-        Arc::strong_count(&self.0) == 1
-            && Arc::strong_count(&self.0.storage) == 1
-            && self.0.view.is_none()
+        self.owner_count() == 1 && Arc::strong_count(&self.0.storage) == 1 && self.0.view.is_none()
     }
     /// Identity of the shared tensor (the same for every handle to it).
     pub fn impl_addr(&self) -> usize {
@@ -275,11 +273,7 @@ impl Tensor {
     }
     /// The autograd metadata, unless another thread holds it right now.
     pub fn try_meta(&self) -> Option<MutexGuard<'_, AutogradMeta>> {
-        match self.0.autograd.try_lock() {
-            Ok(m) => Some(m),
-            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
+        crate::autograd::foreign::try_lock(&self.0.autograd)
     }
     pub fn ptr_eq(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use crate::autograd::node::{Node, NodeKind};
-use crate::tensor::{Tensor, WeakTensor};
+use crate::tensor::{AutogradMeta, Tensor, WeakTensor};
 
 /// A host object held by the core, for `NodeExtras::py_metadata`.
 pub trait Foreign: Send + Sync {
@@ -31,7 +31,9 @@ pub trait Foreign: Send + Sync {
 /// pauses on long graphs (what lies further is not reported, so it stays alive).
 const BUDGET: usize = 1024;
 
-fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+/// A lock, unless another holder has it right now (a poisoned one is still usable: every
+/// write under these locks is a single assignment).
+pub fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
     match m.try_lock() {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
@@ -185,6 +187,14 @@ impl Region {
     }
 }
 
+/// Host objects held by a leaf's own hooks (tensor and post-accumulate hooks).
+fn leaf_hook_refs(meta: &AutogradMeta, out: &mut Vec<usize>) {
+    meta.leaf_hooks.iter().for_each(|h| h.foreign_refs(out));
+    meta.post_accumulate_hooks
+        .iter()
+        .for_each(|h| h.foreign_refs(out));
+}
+
 /// A tensor's hooks (when `own_hooks`) and what it points at: gradient, grad_fn, base.
 fn list_tensor(
     t: &Tensor,
@@ -195,10 +205,7 @@ fn list_tensor(
 ) {
     let Some(meta) = t.try_meta() else { return };
     if own_hooks {
-        meta.leaf_hooks.iter().for_each(|h| h.foreign_refs(foreign));
-        meta.post_accumulate_hooks
-            .iter()
-            .for_each(|h| h.foreign_refs(foreign));
+        leaf_hook_refs(&meta, foreign);
     }
     if let Some(g) = &meta.grad {
         child(Obj::Tensor(g.clone()), kids);
@@ -289,10 +296,7 @@ pub fn tensor_refs(t: &Tensor, canonical: bool, out: &mut Vec<usize>) {
         owned_foreign(Obj::Tensor(t.clone()), canonical, out);
     } else if canonical {
         if let Some(meta) = t.try_meta() {
-            meta.leaf_hooks.iter().for_each(|h| h.foreign_refs(out));
-            meta.post_accumulate_hooks
-                .iter()
-                .for_each(|h| h.foreign_refs(out));
+            leaf_hook_refs(&meta, out);
         }
     }
 }

@@ -17,11 +17,9 @@ thread_local! {
     static OBSERVER: RefCell<Option<Arc<dyn MutationObserver>>> = const { RefCell::new(None) };
 }
 
-/// Install `observer` on this thread (None removes it); returns the previous one.
-pub fn set_observer(
-    observer: Option<Arc<dyn MutationObserver>>,
-) -> Option<Arc<dyn MutationObserver>> {
-    OBSERVER.with(|o| std::mem::replace(&mut *o.borrow_mut(), observer))
+/// Install `observer` on this thread (None removes it).
+pub fn set_observer(observer: Option<Arc<dyn MutationObserver>>) {
+    OBSERVER.with(|o| *o.borrow_mut() = observer);
 }
 
 /// Tell the observer (if any) that `target` is about to be written in place.

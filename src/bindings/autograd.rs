@@ -431,10 +431,7 @@ pub fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
     let node = node_of_py(node).ok_or_else(|| {
         pyo3::exceptions::PyTypeError::new_err(format!(
             "_will_engine_execute_node expects a grad_fn, but got {}",
-            node.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
+            crate::bindings::hooks::type_name(node)
         ))
     })?;
     run(|| crate::engine::current::will_execute(&node))

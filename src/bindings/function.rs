@@ -122,7 +122,7 @@ impl CustomBackward for PyBackward {
         self
     }
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.ctx.as_ptr() as usize);
+        crate::autograd::foreign::Foreign::foreign_refs(&self.ctx, out)
     }
     fn apply(&self, node: &Arc<Node>, grads: Vec<Option<Tensor>>) -> crate::error::Result<Grads> {
         Python::attach(|py| {

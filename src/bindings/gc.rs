@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
@@ -24,14 +24,18 @@ pub struct HeldPy(Py<PyAny>);
 
 /// How many `HeldPy` exist.
 static HELD: AtomicUsize = AtomicUsize::new(0);
-/// Bumped whenever a `HeldPy` or an owner (tensor or node object) is freed: cached
-/// answers may then name freed objects, or belong to a freed owner whose address a new
-/// object now has.
+/// Bumped whenever a `HeldPy` or an owner (tensor or node object) is freed during a
+/// collection: cached answers may then name freed objects, or belong to a freed owner
+/// whose address a new object now has. Outside a collection nothing is cached, so
+/// freeing (a hot path) only reads `COLLECTING`.
 static FREED: AtomicU64 = AtomicU64::new(0);
+static COLLECTING: AtomicBool = AtomicBool::new(false);
 
-/// A tensor or node object is being freed.
+/// A held object or a tensor or node object is being freed.
 pub fn owner_freed() {
-    FREED.fetch_add(1, Ordering::Relaxed);
+    if COLLECTING.load(Ordering::Relaxed) {
+        FREED.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl HeldPy {
@@ -43,7 +47,7 @@ impl HeldPy {
 
 impl Drop for HeldPy {
     fn drop(&mut self) {
-        FREED.fetch_add(1, Ordering::Relaxed);
+        owner_freed();
         HELD.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -86,13 +90,18 @@ pub fn _gc_callback(phase: &str, info: &Bound<'_, PyAny>) {
             crate::autograd::foreign::retry_grad_cycles();
         }
     }
+    let start = phase == "start";
+    if start {
+        COLLECTING.store(true, Ordering::Relaxed);
+    }
     let mut c = COLLECTION.lock().unwrap_or_else(|e| e.into_inner());
-    *c = (phase == "start").then(|| Collection {
+    *c = start.then(|| Collection {
         freed: FREED.load(Ordering::Relaxed),
         answers: HashMap::new(),
     });
     drop(c);
-    if phase != "start" {
+    if !start {
+        COLLECTING.store(false, Ordering::Relaxed);
         crate::autograd::foreign::drop_deferred();
     }
 }

@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use crate::autograd::foreign::Foreign;
 use crate::autograd::hooks::{Grads, NodePostHook, NodePreHook, PostAccumulateHook, TensorHook};
 use crate::autograd::node::Node;
 use crate::bindings::convert::as_tensor_ref;
@@ -23,7 +24,7 @@ fn external(e: PyErr) -> Error {
     }
 }
 
-fn type_name(o: &Bound<'_, PyAny>) -> String {
+pub fn type_name(o: &Bound<'_, PyAny>) -> String {
     o.get_type()
         .name()
         .map(|n| n.to_string())
@@ -112,7 +113,7 @@ impl TensorHook for PyHook {
         .map_err(external)
     }
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.0.as_ptr() as usize);
+        self.0.foreign_refs(out)
     }
 }
 
@@ -125,7 +126,7 @@ impl NodePreHook for PyHook {
         .map_err(external)
     }
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.0.as_ptr() as usize);
+        self.0.foreign_refs(out)
     }
 }
 
@@ -145,7 +146,7 @@ impl NodePostHook for PyHook {
         .map_err(external)
     }
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.0.as_ptr() as usize);
+        self.0.foreign_refs(out)
     }
 }
 
@@ -165,7 +166,7 @@ impl PostAccumulateHook for PyHook {
         .map_err(external)
     }
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.0.as_ptr() as usize);
+        self.0.foreign_refs(out)
     }
 }
 
@@ -312,7 +313,7 @@ impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
 
 impl crate::autograd::saved_hooks::Packed for PyPacked {
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        out.push(self.value.as_ptr() as usize);
+        self.value.foreign_refs(out)
     }
     fn unpack(&self) -> Result<Tensor> {
         Python::attach(|py| {

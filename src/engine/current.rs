@@ -16,15 +16,16 @@ use crate::error::{Error, Result};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
-/// The plan of one backward call, as hooks may ask about it.
+/// The plan of one backward call, fixed once made: what the engine follows, and what
+/// hooks may ask about.
 pub struct TaskView {
     pub id: u64,
     /// Every node reachable from the roots, by address, to its index in the plan.
     index: HashMap<usize, usize>,
     /// Whether each node runs its function (or is on the path to a requested input).
-    exec: Vec<bool>,
+    pub exec: Vec<bool>,
     /// Whether each node's incoming gradient is captured for `autograd.grad`.
-    captured: Vec<bool>,
+    pub captured: Vec<bool>,
     /// True when the call named `inputs` (only part of the graph runs).
     partial: bool,
 }
@@ -45,6 +46,11 @@ impl TaskView {
         })
     }
 
+    /// Whether gradients flow into node `i` at all (it runs, or is captured).
+    pub fn reached(&self, i: usize) -> bool {
+        self.exec[i] || self.captured[i]
+    }
+
     fn will_execute(&self, node: &Node) -> Result<bool> {
         let Some(&i) = self.index.get(&(node as *const Node as usize)) else {
             return Ok(false);
@@ -60,7 +66,7 @@ impl TaskView {
                  running autograd.grad(). This is currently not supported.",
             ));
         }
-        Ok(self.exec[i] || self.captured[i])
+        Ok(self.reached(i))
     }
 }
 

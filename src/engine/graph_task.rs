@@ -252,10 +252,11 @@ pub fn run_backward(
             .contributions
             .push(((r, 0), root.grad));
     }
+    // The plan is fixed from here on; hooks may consult it (see engine::current).
     let view = TaskView::new(
         index,
-        task.exec.clone(),
-        task.captured.clone(),
+        std::mem::take(&mut task.exec),
+        std::mem::take(&mut task.captured),
         !inputs.is_empty(),
     );
     let _current = current::Enter::new(&view);
@@ -264,7 +265,7 @@ pub fn run_backward(
     let mut ready = ReadySet::new(parallel);
     let mut queued = vec![false; task.nodes.len()];
     for &i in &root_idx {
-        if task.deps[i] == 0 && !queued[i] && (task.exec[i] || task.captured[i]) {
+        if task.deps[i] == 0 && !queued[i] && view.reached(i) {
             queued[i] = true;
             ready.push(task.nodes[i].sequence_nr, i, task.buffered_numel(i));
         }
@@ -284,9 +285,11 @@ pub fn run_backward(
                 let inputs = task.take_inputs(idx)?;
                 let node = &task.nodes[idx];
                 let grads = crate::engine::run_tensor_pre_hooks(node, inputs)?;
-                record_captures(&task, idx, &grads, &captures, &mut results);
+                if view.captured[idx] {
+                    record_captures(idx, &grads, &captures, &mut results);
+                }
                 retain_grads(node, &grads, opts.create_graph)?;
-                let grads = if task.exec[idx] {
+                let grads = if view.exec[idx] {
                     crate::engine::run_node_pre_hooks(node, grads)?
                 } else {
                     grads
@@ -295,7 +298,7 @@ pub fn run_backward(
             }
         }
         let outputs: Vec<(usize, Result<Grads>)> = if batch.len() > 1 {
-            let (nodes, exec) = (&task.nodes, &task.exec);
+            let (nodes, exec) = (&task.nodes, &view.exec);
             batch
                 .into_par_iter()
                 .map(|(idx, grads)| {
@@ -306,19 +309,19 @@ pub fn run_backward(
         } else {
             batch
                 .into_iter()
-                .map(|(idx, grads)| (idx, run_one(&task.nodes[idx], task.exec[idx], grads, opts)))
+                .map(|(idx, grads)| (idx, run_one(&task.nodes[idx], view.exec[idx], grads, opts)))
                 .collect()
         };
 
         for (idx, out) in outputs {
             let out = out?;
-            if !task.exec[idx] {
+            if !view.exec[idx] {
                 continue;
             }
             let node = task.nodes[idx].clone();
             for (i, child) in task.children[idx].clone().into_iter().enumerate() {
                 let Some(c) = child else { continue };
-                if !(task.exec[c] || task.captured[c]) {
+                if !view.reached(c) {
                     continue;
                 }
                 if let Some(Some(g)) = out.get(i) {
@@ -399,16 +402,13 @@ fn check_nan(node: &Node, out: Grads) -> Result<Grads> {
     Ok(out)
 }
 
+/// `autograd.grad`: store the gradients arriving at captured node `idx`.
 fn record_captures(
-    task: &GraphTask,
     idx: usize,
     grads: &[Option<Tensor>],
     captures: &HashMap<(usize, usize), SmallVec<[usize; 1]>>,
     results: &mut [Option<Tensor>],
 ) {
-    if !task.captured[idx] {
-        return;
-    }
     for (slot, g) in grads.iter().enumerate() {
         if let Some(positions) = captures.get(&(idx, slot)) {
             for &p in positions {

@@ -7,6 +7,10 @@ from .. import _C
 
 _MODES = ("all", "any")
 
+# mode "any" remembers which backward calls already fired; ids only grow, so past this
+# many it forgets the older half (calls long finished), keeping memory bounded.
+_REMEMBERED_CALLS = 1024
+
 
 class _MultiHandle:
     """Removes every tensor hook a multi-grad hook registered."""
@@ -66,6 +70,8 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 if task in fired:
                     return
                 fired.add(task)
+                if len(fired) > _REMEMBERED_CALLS:
+                    fired.difference_update(sorted(fired)[: len(fired) // 2])
             fn(grad)
 
         handles = tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad)
