@@ -1,6 +1,7 @@
 //! ferrograd: PyTorch's autograd on a Rust tensor core. Module map only; see DESIGN.md.
 
 pub mod autograd;
+pub mod device;
 pub mod dtype;
 pub mod engine;
 pub mod error;

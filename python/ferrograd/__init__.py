@@ -43,7 +43,7 @@ from ._C import (
     zeros,
     zeros_like,
 )
-from ._C import dtype
+from ._C import device, dtype, get_default_device
 from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
     bfloat16,
     bool,
@@ -59,10 +59,11 @@ from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
 from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
 from ._size import Size
-from ._tensor_py import device, get_default_dtype, is_tensor, return_types
+from ._tensor_py import get_default_dtype, is_tensor, return_types
 from . import autograd
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import nn
+from . import cuda
 
 __version__ = "0.1.0"
 
@@ -80,6 +81,8 @@ __all__ = [
     "Size",
     "dtype",
     "device",
+    "get_default_device",
+    "cuda",
     "autograd",
     "nn",
     "no_grad",

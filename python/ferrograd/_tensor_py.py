@@ -1,38 +1,9 @@
 """The parts of Tensor that are naturally Python (called from the Rust class):
-backward's argument handling, repr, deepcopy, named return tuples, the device object."""
+backward's argument handling, repr, deepcopy, named return tuples."""
 
 import collections
 
 from . import _C
-
-
-class device:
-    """``ferrograd.device``: only the CPU exists in this build."""
-
-    __slots__ = ("type", "index")
-
-    def __init__(self, type="cpu", index=None):  # noqa: A002
-        if isinstance(type, device):
-            type, index = type.type, type.index  # noqa: A001
-        if type != "cpu":
-            raise RuntimeError(f"Expected one of cpu device type at start of device string: {type}")
-        self.type = type
-        self.index = index
-
-    def __repr__(self):
-        return f"device(type='{self.type}')"
-
-    def __str__(self):
-        return self.type
-
-    def __eq__(self, other):
-        return isinstance(other, device) and other.type == self.type
-
-    def __hash__(self):
-        return hash(self.type)
-
-
-CPU = device("cpu")
 
 
 def get_default_dtype():

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::bindings::convert::*;
+use crate::bindings::device::{device_arg, DeviceUse};
 use crate::bindings::errors::run;
 use crate::bindings::tensor::to_py;
 use crate::dtype::{default_float_dtype, DType, Scalar};
@@ -35,7 +36,8 @@ pub fn tensor(
     requires_grad: bool,
     pin_memory: bool,
 ) -> PyResult<Py<PyAny>> {
-    let _ = (device, pin_memory);
+    let _ = pin_memory;
+    device_arg(device, DeviceUse::copy("tensor"))?;
     let t = tensor_from_data(data, opt_dtype(dtype)?)?;
     finish(py, t, requires_grad)
 }
@@ -48,7 +50,7 @@ pub fn as_tensor(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let _ = device;
+    device_arg(device, DeviceUse::copy("as_tensor"))?;
     let dtype = opt_dtype(dtype)?;
     if let Some(t) = as_tensor_ref(data) {
         if dtype.is_none_or(|d| d == t.dtype()) {
@@ -102,7 +104,8 @@ macro_rules! filled_factory {
             pin_memory: bool,
             memory_format: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<Py<PyAny>> {
-            let _ = (device, layout, pin_memory, memory_format);
+            let _ = (layout, pin_memory, memory_format);
+            device_arg(device, DeviceUse::alloc(stringify!($name)))?;
             let shape = shape_arg(size)?;
             let dtype = dtype_or_default(dtype)?;
             let t = run(|| creation::full(&shape, $value, dtype))?;
@@ -127,7 +130,8 @@ macro_rules! random_factory {
             generator: Option<&Bound<'_, PyAny>>,
             layout: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<Py<PyAny>> {
-            let _ = (device, generator, layout);
+            let _ = (generator, layout);
+            device_arg(device, DeviceUse::alloc(stringify!($name)))?;
             let shape = shape_arg(size)?;
             let dtype = dtype_or_default(dtype)?;
             let t = run(|| $f(&shape, dtype))?;
@@ -152,7 +156,7 @@ pub fn full(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
-    let _ = device;
+    device_arg(device, DeviceUse::alloc("full"))?;
     let shape = shape_arg(&PyTuple::new(size.py(), [size])?)?;
     let v = as_scalar(fill_value)
         .ok_or_else(|| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
@@ -173,7 +177,8 @@ macro_rules! like_factory {
             requires_grad: bool,
             memory_format: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<Py<PyAny>> {
-            like(py, input, dtype, device, requires_grad, memory_format, $make)
+            let how = DeviceUse::like(stringify!($name));
+            like(py, input, dtype, (device, how), requires_grad, memory_format, $make)
         }
     };
 }
@@ -201,7 +206,7 @@ pub fn full_like(
         py,
         input,
         dtype,
-        device,
+        (device, DeviceUse::like("full_like")),
         requires_grad,
         memory_format,
         move |s, d| creation::full(s, v, d),
@@ -213,12 +218,13 @@ fn like(
     py: Python<'_>,
     input: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
+    device: (Option<&Bound<'_, PyAny>>, DeviceUse),
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
     make: impl Fn(&[usize], DType) -> crate::error::Result<Tensor>,
 ) -> PyResult<Py<PyAny>> {
-    let _ = (device, memory_format);
+    let _ = memory_format;
+    device_arg(device.0, device.1)?;
     let x = extract_tensor(input, "input")?;
     let dtype = opt_dtype(dtype)?.unwrap_or(x.dtype());
     let t = run(|| make(x.shape(), dtype))?;
@@ -237,7 +243,7 @@ pub fn arange(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
-    let _ = device;
+    device_arg(device, DeviceUse::alloc("arange"))?;
     let num = |o: &Bound<'_, PyAny>| {
         as_scalar(o).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers"))
     };
@@ -269,7 +275,7 @@ pub fn linspace(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
-    let _ = device;
+    device_arg(device, DeviceUse::alloc("linspace"))?;
     let dtype = dtype_or_default(dtype)?;
     finish(
         py,
@@ -288,7 +294,7 @@ pub fn eye(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
-    let _ = device;
+    device_arg(device, DeviceUse::alloc("eye"))?;
     let m = m.unwrap_or(n);
     if n < 0 || m < 0 {
         return Err(PyRuntimeError::new_err(format!(
@@ -315,7 +321,8 @@ pub fn randint(
     requires_grad: bool,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let _ = (device, generator);
+    let _ = generator;
+    device_arg(device, DeviceUse::alloc("randint"))?;
     let (low, high, size) = match args.len() {
         2 => (0, args.get_item(0)?.extract::<i64>()?, args.get_item(1)?),
         3 => (

@@ -2,6 +2,7 @@
 
 pub mod autograd;
 pub mod convert;
+pub mod device;
 pub mod dtype;
 pub mod errors;
 pub mod function;
@@ -18,6 +19,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;
+    m.add_class::<device::PyDevice>()?;
+    m.add_function(wrap_pyfunction!(device::get_default_device, m)?)?;
     m.add_class::<autograd::PyNode>()?;
     m.add_class::<convert::ArrayView>()?;
     m.add_class::<function::PyFunctionCtx>()?;

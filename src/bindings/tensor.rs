@@ -459,8 +459,12 @@ impl PyTensor {
         dtype_object(py, self.t.dtype())
     }
     #[getter]
-    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py_helper(py, "CPU")
+    fn device(&self) -> crate::bindings::device::PyDevice {
+        crate::bindings::device::cpu_device()
+    }
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        true
     }
     #[getter]
     fn is_cuda(&self) -> bool {
@@ -709,30 +713,28 @@ impl PyTensor {
         Ok(pyo3::types::PyComplex::from_doubles(py, c.re, c.im))
     }
 
+    /// torch's three overloads: `to(device, dtype, non_blocking, copy)`, `to(dtype, ...)`,
+    /// `to(other, ...)`. Returns `self` when nothing changes and no copy is asked for.
     #[pyo3(signature = (*args, **kwargs))]
     fn to(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let mut dtype = None;
-        for a in args.iter() {
-            if let Ok(d) = dtype_of(&a) {
-                dtype = Some(d);
-            } else if let Some(t) = as_tensor_ref(&a) {
-                dtype = Some(t.dtype());
-            }
+        let req = crate::bindings::device::parse_to(args, kwargs)?;
+        if let Some(d) = req.device {
+            crate::bindings::device::check_available(d, crate::device::Use::Copy)?;
         }
-        if let Some(kw) = kwargs {
-            if let Some(d) = kw.get_item("dtype")? {
-                dtype = opt_dtype(Some(&d))?;
-            }
+        let t = &slf.get().t;
+        let dtype = req.dtype.unwrap_or(t.dtype());
+        if !req.copy && dtype == t.dtype() {
+            return Ok(slf.clone().into_any().unbind());
         }
-        match dtype {
-            Some(d) => to_py(py, run(|| unary::to_dtype(&self.t, d))?),
-            None => to_py(py, self.t.clone()),
-        }
+        let copy = unary::ToCopy { dtype };
+        to_py(
+            slf.py(),
+            run(|| crate::ops::apply1(copy, std::slice::from_ref(t)))?,
+        )
     }
     fn float(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, run(|| unary::to_dtype(&self.t, DType::F32))?)
@@ -761,8 +763,24 @@ impl PyTensor {
     fn cdouble(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, run(|| unary::to_dtype(&self.t, DType::C128))?)
     }
-    fn cpu(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+    #[pyo3(signature = (*, memory_format=None))]
+    fn cpu<'py>(
+        slf: Bound<'py, Self>,
+        memory_format: Option<&Bound<'py, PyAny>>,
+    ) -> Bound<'py, Self> {
+        let _ = memory_format;
         slf
+    }
+    /// No CUDA backend exists yet: raises torch's error for the device asked for.
+    #[pyo3(signature = (device=None, non_blocking=false, memory_format=None))]
+    fn cuda(
+        &self,
+        device: Option<&Bound<'_, PyAny>>,
+        non_blocking: bool,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (non_blocking, memory_format);
+        Err(crate::bindings::device::cuda_error(device))
     }
 
     // ----- operators
