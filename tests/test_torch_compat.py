@@ -15,7 +15,6 @@ import pytest
 
 Function = torch.autograd.Function
 MOD = torch.__name__
-IS_REAL_TORCH = MOD == "torch"
 
 E_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
 E_LEAF_FLAG_FALSE = (
@@ -136,6 +135,42 @@ def test_retain_grad_follows_inplace_through_a_view():
     assert x.grad.tolist() == [30.0, 10.0, 10.0]
 
 
+def test_retain_grad_moves_along_a_long_inplace_chain():
+    """Deep structure: the retained slot moves node to node across 3000 rebases."""
+    x = torch.ones(2, requires_grad=True)
+    h = x * 1
+    h.retain_grad()
+    for _ in range(3000):
+        h.add_(1)
+    (h * 3).sum().backward()
+    assert h.grad.tolist() == [3.0, 3.0]
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_backward_inputs_nonleaf_in_threads():
+    import threading
+
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(50):
+                x = torch.ones(3, requires_grad=True)
+                h = x * 2
+                (h * h).sum().backward(inputs=[h])
+                results.append((h.retains_grad, h.grad.tolist(), x.grad))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results == [(True, [4.0, 4.0, 4.0], None)] * 200
+
+
 def test_tensor_hook_registered_before_inplace_sees_old_gradient():
     """A plain hook stays with the value it was registered on (only retain_grad moves)."""
     x = torch.ones(3, requires_grad=True)
@@ -235,6 +270,33 @@ def test_gradgradcheck_once_differentiable_is_a_jacobian_mismatch():
         torch.autograd.gradgradcheck(fn, (x,))
     assert str(e.value).startswith("Jacobian mismatch for output 0 with respect to input 0,")
     assert torch.autograd.gradgradcheck(fn, (x,), raise_exception=False) is False
+
+
+def test_gradcheck_fast_mode_message_shows_numbers():
+    """torch formats the fast-mode quantities with f-strings of 0-dim tensors, which
+    print as Python numbers (Tensor.__format__), not as tensor(...)."""
+    import re
+
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    gradcheck_error = sys.modules[torch.autograd.gradcheck.__module__].GradcheckError
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(gradcheck_error) as e:
+        torch.autograd.gradcheck(Wrong.apply, (x,), fast_mode=True)
+    text = str(e.value)
+    assert re.match(
+        r"Jacobian mismatch for output 0 with respect to input 0,\nnumerical:-?[0-9.e-]+\n"
+        r"analytical:-?[0-9.e-]+\n\nThe above quantities",
+        text,
+    ), text
+    assert text.endswith("The max per-element difference (slow mode) is: 1.000000000053511.\n")
 
 
 def test_once_differentiable_error_node_reaches_no_input():
@@ -659,10 +721,7 @@ def test_pickle_roundtrip():
 
 
 def test_force_original_view_tracking():
-    grad_mode = torch.autograd.grad_mode
-    is_on = grad_mode._is_view_replay_enabled if not IS_REAL_TORCH else None
-    if IS_REAL_TORCH:
-        is_on = torch._C._is_view_replay_enabled
+    is_on = torch._C._is_view_replay_enabled
     with torch.autograd._force_original_view_tracking(True):
         assert is_on()
     assert not is_on()
@@ -682,6 +741,34 @@ def test_force_original_view_tracking():
         v = x[1:]
         v.mul_(2)
         assert x.grad_fn.name() == "torch::autograd::CopySlices"
+
+
+def test_force_original_view_tracking_is_thread_local():
+    import threading
+
+    seen = []
+    with torch.autograd._force_original_view_tracking(True):
+        t = threading.Thread(target=lambda: seen.append(torch._C._is_view_replay_enabled()))
+        t.start()
+        t.join()
+        assert torch._C._is_view_replay_enabled()
+    assert seen == [False]
+
+
+def test_shallow_copy_shares_memory():
+    x = torch.arange(6.0).view(2, 3).t()
+    x.requires_grad_()
+    x.grad = torch.ones(3, 2)
+    x.tag = [1]
+    y = copy.copy(x)
+    assert y is not x and y.data_ptr() == x.data_ptr() and y.stride() == (1, 3)
+    assert y.requires_grad and y.is_leaf and y.grad is None and y._base is None
+    assert y.tag is x.tag
+    with torch.no_grad():
+        y.add_(1)
+    assert x[0, 0].item() == 1.0 and x._version == 0
+    z = copy.copy(x * 2)
+    assert z.requires_grad and z.is_leaf and z.grad_fn is None
 
 
 def test_warn_always_flag():

@@ -108,6 +108,22 @@ def deepcopy(t, memo):
     return new
 
 
+def shallow_copy(t):
+    """``copy.copy``: what torch's pickling path gives without copying memory: a new
+    leaf (not a view) over the same memory and layout, with its own version counter,
+    ``requires_grad`` and the same ``__dict__`` values, but no ``.grad``."""
+    new = t._fg_alias_layout(tuple(t.shape), t.stride(), t.storage_offset())
+    if type(t) is not _C.Tensor:
+        new = type(t)(new, t.requires_grad)
+    else:
+        new.requires_grad_(t.requires_grad)
+    state = getattr(t, "__dict__", None)
+    if state:
+        for k, v in state.items():
+            setattr(new, k, v)
+    return new
+
+
 def reduce_ex(t, protocol):
     """Pickling: the whole memory (as a list or NumPy array), the layout, requires_grad
     and ``__dict__``, as torch's ``_rebuild_tensor_v2`` keeps them (``.grad`` is not)."""

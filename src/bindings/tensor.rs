@@ -638,6 +638,9 @@ impl PyTensor {
             .call1((slf, memo))?
             .unbind())
     }
+    fn __copy__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(py_helper(slf.py(), "shallow_copy")?.call1((slf,))?.unbind())
+    }
     fn __reduce_ex__(slf: &Bound<'_, Self>, protocol: i64) -> PyResult<Py<PyAny>> {
         Ok(py_helper(slf.py(), "reduce_ex")?
             .call1((slf, protocol))?

@@ -260,6 +260,11 @@ def _set_view_replay_enabled(mode):
     _view_replay.enabled = bool(mode)
 
 
+# Where torch keeps them.
+_C._is_view_replay_enabled = _is_view_replay_enabled
+_C._set_view_replay_enabled = _set_view_replay_enabled
+
+
 class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - torch's name
     """Set whether autograd always uses view replay (thread-local). Like
     ``set_grad_enabled``, the mode applies at construction, the previous value is back
