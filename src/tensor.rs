@@ -29,6 +29,10 @@ pub enum CreationMeta {
     InferenceMode,
     /// One of several views returned by one op (`unbind`, `split`...); holds the op name.
     MultipleOutputs(&'static str, usize),
+    /// Output `n` of a custom Function that is a view (made inside `forward`, or an input
+    /// returned as is); `true` when the Function returns several differentiable outputs.
+    /// Its grad_fn is the Function's node, which an in-place op must not override.
+    CustomFunction(usize, bool),
 }
 
 pub struct ViewInfo {
@@ -204,6 +208,37 @@ impl Tensor {
         )
     }
 
+    /// A non-view tensor over this tensor's memory with `layout` and its own version
+    /// counter: deepcopy and unpickling rebuild a layout over copied memory this way.
+    /// The layout may come from a pickle, so its reach is checked.
+    pub fn alias_with_layout(&self, layout: Layout) -> Result<Tensor> {
+        let mut extent = Some(layout.offset);
+        if !layout.shape.contains(&0) {
+            for (&n, &s) in layout.shape.iter().zip(&layout.strides) {
+                extent = extent.and_then(|e| (n - 1).checked_mul(s).and_then(|d| e.checked_add(d)));
+            }
+            extent = extent.and_then(|e| e.checked_add(1));
+        }
+        if layout.shape.len() != layout.strides.len()
+            || extent.is_none_or(|e| e > self.0.storage.len())
+        {
+            return Err(Error::runtime(format!(
+                "setStorage: sizes {}, strides {}, storage offset {} are out of bounds for storage of size {}",
+                crate::shape::fmt_dims(&layout.shape),
+                crate::shape::fmt_dims(&layout.strides),
+                layout.offset,
+                self.0.storage.nbytes()
+            )));
+        }
+        Ok(Self::from_parts(
+            self.0.storage.clone(),
+            layout,
+            Arc::new(AtomicU64::new(0)),
+            None,
+            self.0.inference,
+        ))
+    }
+
     /// Same memory, fresh version counter (`.data`).
     pub fn alias_fresh_version(&self) -> Tensor {
         Self::from_parts(
@@ -357,10 +392,36 @@ impl Tensor {
     /// Attach history: this tensor becomes output `output_nr` of `node`.
     pub fn set_grad_fn(&self, node: Arc<Node>, output_nr: usize) {
         let v = self.version();
-        let mut m = self.meta();
-        m.grad_fn = Some(node);
-        m.output_nr = output_nr;
-        m.attr_version = v;
+        let (old, old_nr, retains) = {
+            let mut m = self.meta();
+            let old = m.grad_fn.replace(node.clone());
+            let old_nr = std::mem::replace(&mut m.output_nr, output_nr);
+            m.attr_version = v;
+            (old, old_nr, m.retains_grad)
+        };
+        if retains {
+            self.move_retained_grad(old, old_nr, &node, output_nr);
+        }
+    }
+
+    /// A tensor that retains its grad keeps doing so across a history rebase (in-place
+    /// op): like torch, the retained slot moves to the new grad_fn, so `.grad` is the
+    /// gradient of the modified tensor. Plain tensor hooks stay on the old node.
+    fn move_retained_grad(
+        &self,
+        old: Option<Arc<Node>>,
+        old_nr: usize,
+        new: &Arc<Node>,
+        nr: usize,
+    ) {
+        let me = self.downgrade();
+        if let Some(old) = old {
+            if Arc::ptr_eq(&old, new) && old_nr == nr {
+                return;
+            }
+            old.extras().retained.retain(|(_, w)| !w.ptr_eq(&me));
+        }
+        new.extras().retained.push((nr, me));
     }
 
     /// Set the leaf flag with torch's checks (C1–C6, C127). torch words the dtype error

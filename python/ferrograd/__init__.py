@@ -60,6 +60,7 @@ from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
+from ._tensor_py import is_warn_always_enabled, set_warn_always
 from . import autograd
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import nn
@@ -121,5 +122,7 @@ __all__ = [
     "get_default_dtype",
     "is_tensor",
     "return_types",
+    "set_warn_always",
+    "is_warn_always_enabled",
     *_functional_all,
 ]

@@ -6,6 +6,22 @@ import collections
 from . import _C
 
 
+_warn_always = False
+
+
+def set_warn_always(b):
+    """When True, warnings torch gives once per process are given every time (a global
+    flag, as in torch)."""
+    global _warn_always
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always = b
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
 def get_default_dtype():
     return _C.float32
 
@@ -27,6 +43,9 @@ def tensor_repr(t):
 
 
 def deepcopy(t, memo):
+    """``copy.deepcopy`` as torch does it: leaves only; the copy keeps dtype, strides and
+    storage offset over a copy of the whole memory (tensors sharing memory in one deepcopy
+    share the copy), ``requires_grad``, a deep copy of ``.grad`` and of ``__dict__``."""
     if not t.is_leaf:
         raise RuntimeError(
             "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
@@ -36,20 +55,80 @@ def deepcopy(t, memo):
         )
     if id(t) in memo:
         return memo[id(t)]
-    from .autograd.grad_mode import no_grad
+    import copy
 
-    with no_grad():
-        new = t.detach().clone()
-        if type(t) is not _C.Tensor:
-            new = type(t)(new, t.requires_grad)
-        else:
-            new.requires_grad_(t.requires_grad)
-        if t.grad is not None:
-            import copy
-
-            new.grad = copy.deepcopy(t.grad, memo)
+    key = ("ferrograd.storage", t._fg_storage_id())
+    flat = memo.get(key)
+    if flat is None:
+        flat = t._fg_copy_storage()
+        memo[key] = flat
+        # Keep `t` alive while the memo is: its storage id must not be reused.
+        memo.setdefault(id(memo), []).append(t)
+    new = flat._fg_alias_layout(tuple(t.shape), t.stride(), t.storage_offset())
+    if type(t) is not _C.Tensor:
+        new = type(t)(new, t.requires_grad)
+    else:
+        new.requires_grad_(t.requires_grad)
+    if t.grad is not None:
+        new.grad = copy.deepcopy(t.grad, memo)
+    state = getattr(t, "__dict__", None)
+    if state:
+        for k, v in state.items():
+            setattr(new, k, copy.deepcopy(v, memo))
     memo[id(t)] = new
     return new
+
+
+def shallow_copy(t):
+    """``copy.copy``: what torch's pickling path gives without copying memory: a new
+    leaf (not a view) over the same memory and layout, with its own version counter,
+    ``requires_grad`` and the same ``__dict__`` values, but no ``.grad``."""
+    new = t._fg_alias_layout(tuple(t.shape), t.stride(), t.storage_offset())
+    if type(t) is not _C.Tensor:
+        new = type(t)(new, t.requires_grad)
+    else:
+        new.requires_grad_(t.requires_grad)
+    state = getattr(t, "__dict__", None)
+    if state:
+        for k, v in state.items():
+            setattr(new, k, v)
+    return new
+
+
+def reduce_ex(t, protocol):
+    """Pickling: the whole memory (as a list or NumPy array), the layout, requires_grad
+    and ``__dict__``, as torch's ``_rebuild_tensor_v2`` keeps them (``.grad`` is not)."""
+    flat = t.detach()._fg_copy_storage()
+    if t.dtype == _C.bfloat16:
+        data = flat.tolist()
+    else:
+        data = flat.numpy()
+    state = dict(getattr(t, "__dict__", None) or {})
+    args = (
+        data,
+        str(t.dtype),
+        tuple(t.shape),
+        t.stride(),
+        t.storage_offset(),
+        t.requires_grad,
+        state,
+    )
+    return (_rebuild_tensor, args)
+
+
+def _rebuild_tensor(data, dtype, size, stride, offset, requires_grad, state):
+    import ferrograd
+
+    dtype = getattr(ferrograd, dtype.rsplit(".", 1)[-1])
+    if isinstance(data, list):
+        flat = _C.tensor(data, dtype=dtype)
+    else:
+        flat = _C.from_numpy(data).clone()
+    t = flat._fg_alias_layout(size, stride, offset)
+    t.requires_grad_(requires_grad)
+    for k, v in state.items():
+        setattr(t, k, v)
+    return t
 
 
 class _ReturnTypes:

@@ -56,8 +56,14 @@ pub fn push_hooks(hooks: Arc<dyn SavedTensorHooks>) -> Result<()> {
     Ok(())
 }
 
-pub fn push_disabled(message: String) {
+/// Entering a disabled region while a pair is registered fails with the region's own
+/// message, as torch's `disable_saved_tensors_hooks` does (issue 7 §6).
+pub fn push_disabled(message: String) -> Result<()> {
+    if any_hooks().is_some() {
+        return Err(Error::runtime(message));
+    }
     STACK.with(|s| s.borrow_mut().push(Entry::Disabled(message)));
+    Ok(())
 }
 
 pub fn pop() {

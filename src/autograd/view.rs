@@ -43,6 +43,14 @@ pub fn refresh_view_grad_fn(view: &Tensor) {
             return;
         }
     }
+    regenerate_view_grad_fn(view);
+}
+
+/// Give a view a fresh AsStrided grad_fn over its base's current history (also used
+/// right after a custom Function rebased the base: forward's write already bumped the
+/// version, so the version check alone would not see the change).
+pub fn regenerate_view_grad_fn(view: &Tensor) {
+    let Some(info) = view.view_info() else { return };
     let base = &info.base;
     let op = AsStrided {
         layout: view.layout().clone(),

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
@@ -174,6 +174,56 @@ impl PyNode {
     fn requires_grad(&self) -> bool {
         self.node.next_edges.iter().any(|e| e.is_some())
             || matches!(self.node.kind, NodeKind::AccumulateGrad(_))
+    }
+    /// `grad_fn(*grads)`: apply this node's backward to the given gradients, as torch's
+    /// nodes do when called (no hooks; grad mode as it is, so a graph is recorded when
+    /// it is on). One result is returned as is, several as a tuple (issue 7 §6).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if kwargs.is_some_and(|k| !k.is_empty()) {
+            return Err(PyTypeError::new_err("keyword arguments are not supported"));
+        }
+        let expected = self.node.num_inputs();
+        if args.len() != expected {
+            return Err(PyTypeError::new_err(format!(
+                "expected {expected} arguments, got {} instead",
+                args.len()
+            )));
+        }
+        let mut grads = Vec::with_capacity(expected);
+        for (i, a) in args.iter().enumerate() {
+            if a.is_none() {
+                grads.push(None);
+                continue;
+            }
+            let t = crate::bindings::convert::as_tensor_ref(&a)
+                .ok_or_else(|| PyTypeError::new_err(format!("argument {i} is not a Variable")))?;
+            grads.push(Some(t));
+        }
+        let create_graph = grad_mode::is_grad_enabled();
+        let node = self.node.clone();
+        let result = py.detach(|| run(|| crate::engine::apply_node(&node, grads, create_graph)));
+        flush_warnings(py)?;
+        let out = result?;
+        if out.len() == 1 {
+            return opt_to_py(py, out.into_iter().next().flatten());
+        }
+        let objs: PyResult<Vec<Py<PyAny>>> = out.into_iter().map(|g| opt_to_py(py, g)).collect();
+        Ok(PyTuple::new(py, objs?)?.into_any().unbind())
+    }
+    /// torch's legacy path for `Tensor.register_hook`: the hooks in
+    /// `tensor._backward_hooks` (read at each call, in order) become a pre-hook of the
+    /// tensor's slot on this node.
+    fn _register_hook_dict(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<()> {
+        py.import("ferrograd.autograd.graph")?
+            .getattr("_register_hook_dict")?
+            .call1((tensor,))?;
+        Ok(())
     }
     fn register_hook(&self, hook: Py<PyAny>) -> crate::bindings::hooks::RemovableHandle {
         crate::bindings::hooks::register_node_hook(&self.node, hook, false)
@@ -388,6 +438,15 @@ pub fn _run_backward(
             input_tensors.push(None);
         }
     }
+    if accumulate_grad {
+        // torch makes a non-leaf input retain its grad (so `h.retains_grad` is True
+        // afterwards); the engine's retained-grad step then fills `h.grad` (issue 7 §6).
+        for t in input_tensors.iter().flatten() {
+            if !t.is_leaf() {
+                run(|| crate::autograd::node::retain_grad(t))?;
+            }
+        }
+    }
     let opts = BackwardOptions {
         retain_graph: keep_graph,
         create_graph,
@@ -397,12 +456,6 @@ pub fn _run_backward(
     flush_warnings(py)?;
     let grads = result?;
     if accumulate_grad {
-        for (t, g) in input_tensors.iter().zip(&grads) {
-            let (Some(t), Some(g)) = (t, g) else { continue };
-            if !t.is_leaf() {
-                run(|| crate::engine::accumulate_retained(t, g, create_graph))?;
-            }
-        }
         return Ok(PyTuple::empty(py).unbind());
     }
     let objs: PyResult<Vec<Py<PyAny>>> = grads.into_iter().map(|g| opt_to_py(py, g)).collect();

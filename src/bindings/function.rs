@@ -197,22 +197,46 @@ pub fn _function_record(
         }
     }
     let is_input = |t: &Tensor| arg_tensors.iter().flatten().any(|a| a.ptr_eq(t));
-    // An input returned unchanged (not marked dirty) comes back as a new view of it.
-    for o in outs.iter_mut() {
-        if is_input(o) && !dirty.iter().any(|d| d.ptr_eq(o)) {
-            *o = o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default);
-        }
-    }
+    let is_dirty = |t: &Tensor| dirty.iter().any(|d| d.ptr_eq(t));
     let needs: Vec<bool> = arg_tensors
         .iter()
         .map(|t| t.as_ref().is_some_and(|t| t.requires_grad()))
         .collect();
-    if recording() && needs.contains(&true) {
+    let record = recording() && needs.contains(&true);
+    // Outputs that are views and not modified in place (an input returned unchanged, or a
+    // view made inside forward) come back as new views marked as this Function's: an
+    // in-place op on them must not replace the custom backward (torch's
+    // IN_CUSTOM_FUNCTION / MULTI_OUTPUT_NODE, issue 7 §6). `replaced` keeps what forward
+    // returned, so saving such an output still saves an output.
+    let n_diff = outs
+        .iter()
+        .filter(|o| !non_diff.iter().any(|n| n.ptr_eq(o)) && o.dtype().is_differentiable())
+        .count();
+    let mut replaced: Vec<(Tensor, usize)> = Vec::new();
+    for (j, o) in outs.iter_mut().enumerate() {
+        if is_dirty(o) {
+            continue;
+        }
+        if record && (is_input(o) || o.is_view()) {
+            let meta = crate::tensor::CreationMeta::CustomFunction(j, n_diff > 1);
+            let view = o.make_view(o.layout().clone(), meta);
+            if !is_input(o) {
+                replaced.push((o.clone(), j));
+            }
+            *o = view;
+        } else if is_input(o) {
+            *o = o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default);
+        }
+    }
+    if record {
         for d in &dirty {
             if d.is_leaf() && d.requires_grad() {
                 return Err(PyRuntimeError::new_err(
                     "a leaf Variable that requires grad has been used in an in-place operation.",
                 ));
+            }
+            if d.is_view() {
+                run(|| crate::ops::inplace::check_inplace(d))?;
             }
         }
         let mut next_edges: SmallVec<[Option<Edge>; 2]> = SmallVec::new();
@@ -233,9 +257,15 @@ pub fn _function_record(
             let s = s?;
             saved_slots.push(match as_tensor_ref(&s) {
                 None => None,
-                Some(t) => Some(run(|| match outs.iter().position(|o| o.ptr_eq(&t)) {
-                    Some(j) => SavedTensor::output(&t, j),
-                    None => SavedTensor::input(&t),
+                Some(t) => Some(run(|| {
+                    let replacement = replaced.iter().find(|(r, _)| r.ptr_eq(&t));
+                    match outs.iter().position(|o| o.ptr_eq(&t)) {
+                        Some(j) => SavedTensor::output(&t, j),
+                        None => match replacement {
+                            Some((_, j)) => SavedTensor::output(&outs[*j], *j),
+                            None => SavedTensor::input(&t),
+                        },
+                    }
                 })?),
             });
         }
@@ -256,8 +286,17 @@ pub fn _function_record(
         *ctx.get().node.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&node);
         for (j, o) in outs.iter().enumerate() {
             let non_diff = non_diff.iter().any(|n| n.ptr_eq(o));
-            if !non_diff && o.dtype().is_differentiable() {
-                o.set_grad_fn(node.clone(), j);
+            if non_diff || !o.dtype().is_differentiable() {
+                continue;
+            }
+            // A view modified in place: its base takes the new history (CopySlices),
+            // as an in-place op on a view does; the view's grad_fn is regenerated.
+            match o.view_base() {
+                Some(base) if is_dirty(o) => {
+                    crate::autograd::view::rebase_history_on_view(&base, o, node.clone());
+                    crate::autograd::view::regenerate_view_grad_fn(o);
+                }
+                _ => o.set_grad_fn(node.clone(), j),
             }
         }
     }

@@ -361,8 +361,8 @@ pub fn _set_inplace_observer(observer: Option<Py<PyAny>>) {
 }
 
 #[pyfunction]
-pub fn _push_saved_tensors_hooks_disabled(message: String) {
-    crate::autograd::saved_hooks::push_disabled(message)
+pub fn _push_saved_tensors_hooks_disabled(message: String) -> PyResult<()> {
+    crate::bindings::errors::run(|| crate::autograd::saved_hooks::push_disabled(message))
 }
 
 #[pyfunction]
@@ -381,6 +381,16 @@ pub struct PySavedTensor {
 
 #[pymethods]
 impl PySavedTensor {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Self> {
+        Err(PyRuntimeError::new_err(
+            "Trying to create a SavedTensor object from Python is forbidden.",
+        ))
+    }
     /// Pack the saved value now; unpack it whenever it is needed.
     fn register_hooks(&self, pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
         let node = &self.node;

@@ -495,6 +495,13 @@ impl PyTensor {
     }
     #[setter]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
+        // Unlike `requires_grad_(True)`, the attribute setter refuses any change on a
+        // non-leaf; torch's text for `True` has no hint (C4, C5, issue 7 §6).
+        if value && !self.t.is_leaf() {
+            return Err(PyRuntimeError::new_err(
+                "you can only change requires_grad flags of leaf variables.",
+            ));
+        }
         run(|| {
             self.t.set_requires_grad_with(
                 value,
@@ -580,6 +587,10 @@ impl PyTensor {
         }
         Ok(self.t.version())
     }
+    /// Whether this tensor is a view of another (its `_base` is set).
+    fn _is_view(&self) -> bool {
+        self.t.is_view()
+    }
     #[getter]
     fn _base(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         opt_to_py(py, self.t.view_base())
@@ -631,6 +642,42 @@ impl PyTensor {
             .call1((slf, memo))?
             .unbind())
     }
+    fn __copy__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(py_helper(slf.py(), "shallow_copy")?.call1((slf,))?.unbind())
+    }
+    fn __reduce_ex__(slf: &Bound<'_, Self>, protocol: i64) -> PyResult<Py<PyAny>> {
+        Ok(py_helper(slf.py(), "reduce_ex")?
+            .call1((slf, protocol))?
+            .unbind())
+    }
+    /// deepcopy/pickle: a fresh 1-D tensor holding a copy of this tensor's whole storage.
+    fn _fg_copy_storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let len = self.t.storage().len();
+        let flat = run(|| {
+            self.t
+                .alias_with_layout(crate::layout::Layout::contiguous(&[len]))
+        })?;
+        to_py(py, crate::kernels::cast_tensor(&flat, flat.dtype()))
+    }
+    /// Identity of this tensor's memory (deepcopy keeps shared memory shared).
+    fn _fg_storage_id(&self) -> usize {
+        std::sync::Arc::as_ptr(self.t.storage()) as usize
+    }
+    /// A non-view tensor over this tensor's memory with the given layout.
+    fn _fg_alias_layout(
+        &self,
+        py: Python<'_>,
+        size: Vec<usize>,
+        stride: Vec<usize>,
+        offset: usize,
+    ) -> PyResult<Py<PyAny>> {
+        let layout = crate::layout::Layout {
+            shape: size.as_slice().into(),
+            strides: stride.as_slice().into(),
+            offset,
+        };
+        to_py(py, run(|| self.t.alias_with_layout(layout))?)
+    }
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
         slf.as_ptr() as isize
     }
@@ -643,8 +690,10 @@ impl PyTensor {
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         scalar_to_py(py, item_scalar(&self.t)?)
     }
-    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.t.requires_grad() {
+    #[pyo3(signature = (*, force=false))]
+    fn numpy<'py>(&self, py: Python<'py>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        // torch only refuses while grad mode is on: under no_grad() numpy() works.
+        if !force && crate::autograd::grad_mode::is_grad_enabled() && self.t.requires_grad() {
             return Err(PyRuntimeError::new_err("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
         }
         to_numpy(py, &self.t)

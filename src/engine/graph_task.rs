@@ -157,7 +157,7 @@ impl GraphTask {
 /// more work), then every big ready node runs at once on rayon. Serially, one heap keeps
 /// torch's exact order.
 struct ReadySet {
-    small: BinaryHeap<(u64, usize)>,
+    small: crate::engine::ready_heap::ReadyHeap,
     big: BinaryHeap<(u64, usize)>,
     parallel: bool,
 }
@@ -165,7 +165,7 @@ struct ReadySet {
 impl ReadySet {
     fn new(parallel: bool) -> Self {
         ReadySet {
-            small: BinaryHeap::new(),
+            small: crate::engine::ready_heap::ReadyHeap::new(),
             big: BinaryHeap::new(),
             parallel,
         }
@@ -175,7 +175,7 @@ impl ReadySet {
         if self.parallel && numel >= PARALLEL_NODE_GRAIN {
             self.big.push((sequence_nr, idx));
         } else {
-            self.small.push((sequence_nr, idx));
+            self.small.push(sequence_nr, idx);
         }
     }
 

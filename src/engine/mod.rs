@@ -12,6 +12,7 @@
 
 pub mod current;
 mod graph_task;
+pub mod ready_heap;
 
 use std::sync::Arc;
 

@@ -15,26 +15,25 @@ use crate::ops::{build_node, recording, Grads, Op, Outputs, SaveRef, VjpCtx};
 use crate::tensor::{CreationMeta, Tensor};
 
 /// torch's checks before any in-place write (spec §6.2, §6.3, §7.3).
-fn check_inplace(t: &Tensor) -> Result<()> {
-    let in_inference = grad_mode::is_inference_mode();
-    if t.is_inference() && !in_inference {
-        return Err(Error::runtime("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."));
-    }
-    if let Some(info) = t.view_info() {
-        if info.creation == CreationMeta::InferenceMode && !in_inference {
-            return Err(Error::runtime("A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the inference mode block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."));
-        }
-    }
+/// The inference-tensor check is not here: torch makes it at the version bump, after the
+/// write (see `check_inference_write`).
+pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
     if !recording() {
         return Ok(());
     }
     if let Some(info) = t.view_info() {
         let requires = t.requires_grad();
         match info.creation {
+            CreationMeta::InferenceMode if requires => {
+                return Err(Error::runtime("A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the inference mode block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."));
+            }
             CreationMeta::MultipleOutputs(name, nr) if requires => {
                 return Err(Error::runtime(format!(
                     "Output {nr} of {name}Backward0 is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
                 ).replacen(&format!("of {name}Backward0"), &format!("of {name}"), 1)));
+            }
+            CreationMeta::CustomFunction(nr, multi) if requires => {
+                return Err(custom_function_view_error(t, nr, multi));
             }
             CreationMeta::NoGradMode if requires => {
                 return Err(Error::runtime("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."));
@@ -54,6 +53,31 @@ fn check_inplace(t: &Tensor) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// An inference tensor updated in place outside inference mode: torch refuses when it
+/// bumps the version counter, i.e. after the kernel wrote the new values and before any
+/// history is recorded, so the data does change (issue 7 §6).
+fn check_inference_write(t: &Tensor) -> Result<()> {
+    if t.is_inference() && !grad_mode::is_inference_mode() {
+        return Err(Error::runtime("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."));
+    }
+    Ok(())
+}
+
+/// torch's refusal to modify in place a view a custom Function returned (issue 7 §6).
+fn custom_function_view_error(t: &Tensor, nr: usize, multi: bool) -> Error {
+    let node = t.grad_fn();
+    let name = node.as_ref().map_or("", |n| n.name());
+    let name = name.strip_suffix("Backward").unwrap_or(name);
+    let why = if multi {
+        "This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+    } else {
+        "This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+    };
+    Error::runtime(format!(
+        "Output {nr} of {name} is a view and is being modified inplace. {why}"
+    ))
 }
 
 /// torch refuses in-place results that would need a lossy category change.
@@ -104,6 +128,7 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
 
     crate::autograd::mutation::before_write(dst)?;
     write_into(dst, &value)?;
+    check_inference_write(dst)?;
     dst.bump_version();
 
     if record {

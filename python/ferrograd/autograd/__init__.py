@@ -14,6 +14,7 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .grad_mode import (
+    _force_original_view_tracking,
     enable_grad,
     inference_mode,
     no_grad,
@@ -21,6 +22,8 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .variable import Variable, variable
+
+SavedTensor = _C.SavedTensor
 
 __all__ = [
     "detect_anomaly",
@@ -41,6 +44,8 @@ __all__ = [
     "inference_mode",
     "set_multithreading_enabled",
     "is_multithreading_enabled",
+    "SavedTensor",
+    "_force_original_view_tracking",
 ]
 
 is_multithreading_enabled = _C.is_multithreading_enabled

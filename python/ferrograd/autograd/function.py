@@ -93,6 +93,11 @@ class BackwardCFunction(_C._FunctionBase, FunctionCtx):
     def register_prehook(self, fn):
         return self._register_hook(fn, True)
 
+    def _register_hook_dict(self, tensor):
+        from .graph import _register_hook_dict
+
+        _register_hook_dict(tensor)
+
     def _do_backward(self, grads):
         """Called by the engine with one gradient per tensor output; returns one
         gradient per forward argument after torch's checks."""
@@ -257,16 +262,21 @@ def once_differentiable(fn):
             outputs = fn(ctx, *args)
         if not _C.is_grad_enabled():
             return outputs
-        connect = [a for a in args if isinstance(a, _Tensor) and a.requires_grad]
-        if not connect:
+        if not any(isinstance(a, _Tensor) and a.requires_grad for a in args):
             return outputs
         message = (
             "trying to differentiate twice a function that was marked with @once_differentiable"
         )
         is_tuple = isinstance(outputs, tuple)
         outs = outputs if is_tuple else (outputs,)
+        # Like torch, each result hangs off a detached alias of itself that requires grad:
+        # the error node reaches no real input, so it only fires when backward runs
+        # through it (gradgradcheck then sees zero analytical grads, not this error).
         wrapped = tuple(
-            _C._error_node(o, connect, message) if isinstance(o, _Tensor) else o for o in outs
+            _C._error_node(o, [o.detach().requires_grad_()], message)
+            if isinstance(o, _Tensor)
+            else o
+            for o in outs
         )
         return wrapped if is_tuple else wrapped[0]
 

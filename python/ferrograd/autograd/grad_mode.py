@@ -11,6 +11,7 @@ generator resumes and the caller's mode is restored at each ``yield``.
 import functools
 import inspect
 import sys
+import threading
 import warnings
 
 from .. import _C
@@ -242,4 +243,48 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def clone(self):
         """Return a fresh ``set_multithreading_enabled`` with the same mode."""
+        return self.__class__(self.mode)
+
+
+# View replay (regenerating a mutated view by replaying its chain of views) is not
+# implemented: a view's grad_fn is always rebuilt the one way ferrograd knows. The flag
+# is kept per thread, as torch keeps it, so code that sets and reads it behaves the same.
+_view_replay = threading.local()
+
+
+def _is_view_replay_enabled():
+    return getattr(_view_replay, "enabled", False)
+
+
+def _set_view_replay_enabled(mode):
+    _view_replay.enabled = bool(mode)
+
+
+# Where torch keeps them.
+_C._is_view_replay_enabled = _is_view_replay_enabled
+_C._set_view_replay_enabled = _set_view_replay_enabled
+
+
+class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Set whether autograd always uses view replay (thread-local). Like
+    ``set_grad_enabled``, the mode applies at construction, the previous value is back
+    when a ``with`` block exits, and as a decorator it applies only during each call."""
+
+    def __init__(self, mode):
+        self.prev = _is_view_replay_enabled()
+        self.mode = mode
+        _set_view_replay_enabled(mode)
+
+    def __call__(self, orig_func):
+        _set_view_replay_enabled(self.prev)
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        _set_view_replay_enabled(self.mode)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _set_view_replay_enabled(self.prev)
+
+    def clone(self):
+        """Return a fresh ``_force_original_view_tracking`` with the same mode."""
         return self.__class__(self.mode)

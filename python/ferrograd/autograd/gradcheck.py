@@ -220,7 +220,9 @@ def _show(rows, ncols, dtype):
 
 
 def _show_scalar(value, dtype):
-    return tensor_repr(_Shown(value, (), dtype))
+    """A fast-mode quantity as torch's message shows it: torch formats a 0-dim tensor in
+    an f-string through ``Tensor.__format__``, i.e. as the Python number ``.item()``."""
+    return str(torch.tensor(value, dtype=dtype).item())
 
 
 def _mismatch_msg(a_text, n_text, out_idx, in_idx, part, forward=False):

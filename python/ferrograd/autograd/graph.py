@@ -48,9 +48,29 @@ def increment_version(tensor):
     """Bump the version counter of a tensor (or of each tensor in an iterable)."""
     if isinstance(tensor, _C.Tensor):
         tensor = (tensor,)
+    if not hasattr(tensor, "__iter__"):
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input")
     for t in tensor:
         if not t.is_inference():
             _C._increment_version(t)
+
+
+def _register_hook_dict(tensor):
+    """``grad_fn._register_hook_dict(tensor)``: the hooks in ``tensor._backward_hooks``
+    (read at each backward, in insertion order, each result replacing the gradient)
+    run as one tensor pre-hook of ``tensor``'s slot, as in torch."""
+    hooks = getattr(tensor, "_backward_hooks", None)
+    if hooks is None:
+        raise RuntimeError("_register_hook_dict expects tensor._backward_hooks to be a dict")
+
+    def run_hook_dict(grad):
+        for hook in tuple(hooks.values()):
+            result = hook(grad)
+            if result is not None:
+                grad = result
+        return grad
+
+    tensor.register_hook(run_hook_dict)
 
 
 def _saved_names(node):
