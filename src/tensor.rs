@@ -345,6 +345,7 @@ impl Tensor {
 
     // ----- autograd metadata -----
 
+    /// See the lock rule in `autograd` (module docs): never held over ops or Python.
     pub fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
         // A poisoned lock only means a panic happened while it was held elsewhere;
         // the metadata itself stays consistent (every write is a single assignment).
@@ -476,11 +477,15 @@ impl Tensor {
 
     /// The leaf's AccumulateGrad node (created on first use, shared while alive).
     pub fn grad_accumulator(&self) -> Arc<Node> {
-        let mut m = self.meta();
-        if let Some(n) = m.grad_accumulator.upgrade() {
+        if let Some(n) = self.meta().grad_accumulator.upgrade() {
             return n;
         }
+        // Made outside the lock: making a node may call Python (anomaly mode's stack).
         let node = Node::accumulate_grad(self.clone());
+        let mut m = self.meta();
+        if let Some(n) = m.grad_accumulator.upgrade() {
+            return n; // another thread made it first
+        }
         m.grad_accumulator = Arc::downgrade(&node);
         node
     }

@@ -54,31 +54,76 @@ fn copy_for(param: &Tensor, grad: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-/// Add `grad` into `param.grad`. The leaf's metadata stays locked for the whole update,
-/// so concurrent backward passes into one shared leaf never lose a contribution.
+/// Add `grad` into `param.grad`.
+///
+/// Lock discipline (see `engine` module docs): the leaf's metadata lock is only held to
+/// read `.grad` and to publish the result, never while an op runs (ops lock the metadata
+/// of their operands, which may be `param` itself: `t.backward(t)`). Concurrent backward
+/// passes into one shared leaf therefore compare and retry: an update is published only
+/// if `.grad` is still the tensor it was computed from, at the version it was read at;
+/// otherwise it is recomputed from the newer `.grad`, so no contribution is lost.
 pub fn accumulate(param: &Tensor, grad: Tensor, create_graph: bool) -> Result<()> {
-    let mut meta = param.meta();
-    let new = match meta.grad.clone() {
-        None if create_graph && grad.requires_grad() => crate::ops::unary::clone(&grad)?,
-        None => copy_for(param, grad)?,
-        Some(old) if !create_graph => {
-            if !obeys_layout_contract(&old, param) {
-                warn(
-                    WarningKind::User,
-                    format!(
-                        "grad and param do not obey the gradient layout contract. This is not an error, but may impair performance.\ngrad.sizes() = {:?}, strides() = {:?}\nparam.sizes() = {:?}, strides() = {:?}",
-                        old.shape(), old.strides(), param.shape(), param.strides()
-                    ),
-                );
+    let mut grad = grad;
+    loop {
+        let old = param.meta().grad.clone();
+        match old {
+            None => {
+                let new = if create_graph && grad.requires_grad() {
+                    crate::ops::unary::clone(&grad)?
+                } else {
+                    copy_for(param, grad)?
+                };
+                let mut meta = param.meta();
+                if meta.grad.is_none() {
+                    meta.grad = Some(new);
+                    return Ok(());
+                }
+                // Someone else published first: add to theirs (`new` has grad's values).
+                grad = new;
             }
-            let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
-            let total = crate::ops::binary::add(&old, &grad)?;
-            write_into(&old, &total)?;
-            old.bump_version();
-            old
+            Some(old) if !create_graph => {
+                if !obeys_layout_contract(&old, param) {
+                    warn_layout_contract(&old, param);
+                }
+                let version = old.version();
+                let total = {
+                    let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
+                    crate::ops::binary::add(&old, &grad)?
+                };
+                let meta = param.meta();
+                if publishable(&meta.grad, &old, version) {
+                    // A plain copy (no op, no pool, no Python) may run under the lock.
+                    write_into(&old, &total)?;
+                    old.bump_version();
+                    return Ok(());
+                }
+            }
+            Some(old) => {
+                let version = old.version();
+                let new = crate::ops::binary::add(&old, &grad)?;
+                let mut meta = param.meta();
+                if publishable(&meta.grad, &old, version) {
+                    meta.grad = Some(new);
+                    return Ok(());
+                }
+            }
         }
-        Some(old) => crate::ops::binary::add(&old, &grad)?,
-    };
-    meta.grad = Some(new);
-    Ok(())
+    }
+}
+
+/// Whether `.grad` is still `old` at `version` (nobody published or wrote in between).
+/// An inference tensor's version never moves, so for an inference `.grad` only the
+/// identity is checked.
+fn publishable(current: &Option<Tensor>, old: &Tensor, version: u64) -> bool {
+    matches!(current, Some(c) if c.ptr_eq(old)) && old.version() == version
+}
+
+fn warn_layout_contract(old: &Tensor, param: &Tensor) {
+    warn(
+        WarningKind::User,
+        format!(
+            "grad and param do not obey the gradient layout contract. This is not an error, but may impair performance.\ngrad.sizes() = {:?}, strides() = {:?}\nparam.sizes() = {:?}, strides() = {:?}",
+            old.shape(), old.strides(), param.shape(), param.strides()
+        ),
+    );
 }

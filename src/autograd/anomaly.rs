@@ -66,6 +66,16 @@ impl Drop for Executing {
     }
 }
 
+/// This thread's running nodes, to carry to a thread working for it.
+pub fn executing() -> Vec<Arc<Node>> {
+    EXECUTING.with(|e| e.borrow().clone())
+}
+
+/// Install `nodes` as this thread's running nodes, returning the ones replaced.
+pub fn replace_executing(nodes: Vec<Arc<Node>>) -> Vec<Arc<Node>> {
+    EXECUTING.with(|e| std::mem::replace(&mut *e.borrow_mut(), nodes))
+}
+
 /// The node whose backward is creating a new node now (None when the mode is off).
 pub fn capture_parent() -> Option<Arc<Node>> {
     if !is_enabled() {

@@ -28,6 +28,31 @@ pub fn set_multithreading_enabled(on: bool) {
     MULTITHREADING.with(|c| c.set(on))
 }
 
+/// This module's modes on one thread, to carry to a thread working for it.
+#[derive(Clone, Copy, Debug)]
+pub struct Modes {
+    grad: bool,
+    inference: bool,
+    multithreading: bool,
+}
+
+pub fn snapshot() -> Modes {
+    Modes {
+        grad: is_grad_enabled(),
+        inference: is_inference_mode(),
+        multithreading: is_multithreading_enabled(),
+    }
+}
+
+/// Install `modes` on this thread, returning the ones replaced.
+pub fn replace(modes: Modes) -> Modes {
+    let prev = snapshot();
+    set_grad_enabled(modes.grad);
+    set_inference_mode(modes.inference);
+    set_multithreading_enabled(modes.multithreading);
+    prev
+}
+
 /// Sets grad mode for a scope and restores the previous value on drop.
 pub struct GradModeGuard {
     prev: bool,

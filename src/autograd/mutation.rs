@@ -22,6 +22,18 @@ pub fn set_observer(observer: Option<Arc<dyn MutationObserver>>) {
     OBSERVER.with(|o| *o.borrow_mut() = observer);
 }
 
+/// Install `observer` on this thread, returning the one replaced (to carry the observer
+/// to a thread working for this one).
+pub fn replace_observer(
+    observer: Option<Arc<dyn MutationObserver>>,
+) -> Option<Arc<dyn MutationObserver>> {
+    OBSERVER.with(|o| std::mem::replace(&mut *o.borrow_mut(), observer))
+}
+
+pub fn observer() -> Option<Arc<dyn MutationObserver>> {
+    OBSERVER.with(|o| o.borrow().clone())
+}
+
 /// Tell the observer (if any) that `target` is about to be written in place.
 pub fn before_write(target: &Tensor) -> Result<()> {
     // Cloned out of the cell so the observer may itself run ops (it clones tensors).

@@ -181,10 +181,12 @@ impl Node {
         self.output_meta.len()
     }
 
+    /// See the lock rule in `autograd` (module docs): never held over ops or Python.
     pub fn saved_slots(&self) -> std::sync::MutexGuard<'_, SavedSlots> {
         self.saved.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// See the lock rule in `autograd` (module docs): never held over ops or Python.
     pub fn extras(&self) -> std::sync::MutexGuard<'_, NodeExtras> {
         self.extras.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -16,10 +16,13 @@ pub const ERR_FREED: &str = "Trying to backward through the graph a second time 
 
 pub const ERR_HOOKS_TWICE: &str = "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of hooks is allowed at a time.";
 
+/// Cloned (cheaply) out of a node's saved slots so that unpacking, which may run an
+/// unpack hook, never happens under the slots' lock.
+#[derive(Clone)]
 pub struct SavedTensor {
     data: Option<Tensor>,
     /// Set instead of `data` when saved-tensor hooks were active at save time.
-    packed: Option<Box<dyn Packed>>,
+    packed: Option<Arc<dyn Packed>>,
     is_output: bool,
     output_nr: usize,
     version: u64,
@@ -40,7 +43,7 @@ impl SavedTensor {
         check_not_inference(t)?;
         let version = t.version();
         let (data, packed) = match saved_hooks::for_saving()? {
-            Some(hooks) => (None, Some(hooks.pack(t)?)),
+            Some(hooks) => (None, Some(Arc::from(hooks.pack(t)?))),
             None => (Some(stored), None),
         };
         Ok(SavedTensor {
@@ -64,7 +67,7 @@ impl SavedTensor {
             return Err(Error::runtime(ERR_HOOKS_TWICE));
         }
         self.data = None;
-        self.packed = Some(packed);
+        self.packed = Some(Arc::from(packed));
         Ok(())
     }
 

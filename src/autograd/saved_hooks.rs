@@ -20,6 +20,7 @@ pub trait SavedTensorHooks: Send + Sync {
     fn pack(&self, t: &Tensor) -> Result<Box<dyn Packed>>;
 }
 
+#[derive(Clone)]
 enum Entry {
     Hooks(Arc<dyn SavedTensorHooks>),
     /// `disable_saved_tensors_hooks(message)`.
@@ -28,6 +29,19 @@ enum Entry {
 
 thread_local! {
     static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread's whole stack, to carry to a thread working for it.
+#[derive(Clone, Default)]
+pub struct Stack(Vec<Entry>);
+
+pub fn snapshot() -> Stack {
+    STACK.with(|s| Stack(s.borrow().clone()))
+}
+
+/// Install `stack` on this thread, returning the one replaced.
+pub fn replace(stack: Stack) -> Stack {
+    STACK.with(|s| Stack(std::mem::replace(&mut *s.borrow_mut(), stack.0)))
 }
 
 /// The innermost active pair, if any (a disabled region hides outer pairs).

@@ -312,10 +312,14 @@ fn saved_attr(py: Python<'_>, node: &Arc<Node>, attr: &str) -> PyResult<Option<P
     };
     Ok(Some(match value {
         SavedAttr::Slot(k) => {
-            let slots = node.saved_slots();
-            match slots.slots.get(k) {
+            // Copied out of the lock: unpacking may run an unpack hook.
+            let (slot, released) = {
+                let slots = node.saved_slots();
+                (slots.slots.get(k).cloned(), slots.released)
+            };
+            match slot {
                 Some(Some(st)) => to_py(py, run(|| st.unpack(node))?)?,
-                _ if slots.released => {
+                _ if released => {
                     return Err(PyRuntimeError::new_err(crate::autograd::saved::ERR_FREED))
                 }
                 _ => py.None(),
@@ -523,6 +527,27 @@ pub fn _set_multithreading_enabled(mode: bool) {
 #[pyfunction]
 pub fn _live_tensor_count() -> usize {
     crate::tensor::live_tensor_count()
+}
+
+/// The kernels' pool-wait hook (see `kernels::on_pool`): a thread that holds the GIL
+/// releases it while it waits for the pool. Pool workers never need the GIL, but the
+/// threads running Python nodes of a backward pass do, and the pool may be busy with
+/// their kernels: waiting with the GIL held could deadlock. Only big (parallel) kernels
+/// come here, so small ops never pay for the release.
+pub fn release_gil_while(f: &mut (dyn FnMut() + Send)) {
+    extern "C" {
+        // In every CPython since 3.4, though not in the limited API's headers.
+        fn PyGILState_Check() -> std::os::raw::c_int;
+    }
+    // SAFETY: PyGILState_Check only reads this thread's state; the module is loaded, so
+    // the interpreter is initialized.
+    if unsafe { PyGILState_Check() } == 1 {
+        // SAFETY: this thread holds the GIL (checked just above).
+        let py = unsafe { Python::assume_attached() };
+        py.detach(f);
+    } else {
+        f();
+    }
 }
 
 /// Run `fn` with the engine and kernels limited to `n` threads (benchmarks, tests).

@@ -58,12 +58,16 @@ impl PyFunctionCtx {
         let node = self
             .node()
             .ok_or_else(|| PyRuntimeError::new_err(ERR_FREED))?;
-        let slots = node.saved_slots();
-        if slots.released {
-            return Err(PyRuntimeError::new_err(ERR_FREED));
-        }
-        let mut out = Vec::with_capacity(slots.slots.len());
-        for s in slots.slots.iter() {
+        // Copied out of the lock: unpacking may run an unpack hook.
+        let slots = {
+            let s = node.saved_slots();
+            if s.released {
+                return Err(PyRuntimeError::new_err(ERR_FREED));
+            }
+            s.slots.clone()
+        };
+        let mut out = Vec::with_capacity(slots.len());
+        for s in slots.iter() {
             out.push(match s {
                 Some(st) => to_py(py, run(|| st.unpack(&node))?)?,
                 None => py.None(),

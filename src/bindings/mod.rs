@@ -80,6 +80,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);
+    crate::kernels::set_pool_wait_hook(autograd::release_gil_while);
     m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;

@@ -3,12 +3,13 @@
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::autograd::node::{Edge, Node, NodeKind};
 use crate::autograd::{anomaly, grad_mode};
 use crate::engine::current::{self, TaskView};
+use crate::engine::modes::{self, ThreadModes};
+use crate::engine::workers;
 use crate::engine::{apply_node, validate_output, BackwardOptions, Root};
 use crate::error::Result;
 use crate::ops::Grads;
@@ -18,6 +19,10 @@ use crate::tensor::Tensor;
 const PARALLEL_NODE_GRAIN: usize = 1 << 14;
 /// At most this many big nodes run in one parallel wave (bounds peak memory).
 const MAX_PARALLEL_BATCH: usize = 32;
+/// Nested (re-entrant) backward calls one thread runs on its own stack; a deeper one
+/// runs on a fresh thread (torch's limit too), so a custom Function whose backward calls
+/// backward thousands of levels deep needs no deep stack (neither Rust's nor Python's).
+const MAX_REENTRANT_DEPTH: usize = 60;
 
 /// Sort key of one contribution to an input buffer: (producer rank, output position).
 type Key = (usize, usize);
@@ -201,6 +206,45 @@ pub fn run_backward(
     inputs: &[Edge],
     opts: BackwardOptions,
 ) -> Result<Vec<Option<Tensor>>> {
+    if modes::reentrant_depth() >= MAX_REENTRANT_DEPTH {
+        return run_on_fresh_thread(roots, inputs, opts);
+    }
+    let _depth = modes::Reentrant::enter();
+    run_backward_here(roots, inputs, opts)
+}
+
+/// A deep re-entrant backward: run it on a new thread with a fresh stack (and the
+/// caller's modes), the caller waiting. Callers from Python have released the GIL.
+fn run_on_fresh_thread(
+    roots: Vec<Root>,
+    inputs: &[Edge],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    let modes = ThreadModes::capture().on_fresh_stack();
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("ferrograd-reentrant".into())
+            .stack_size(workers::STACK_SIZE)
+            .spawn_scoped(scope, move || {
+                let _modes = modes.enter();
+                run_backward(roots, inputs, opts)
+            })
+            .map_err(|e| {
+                crate::error::Error::runtime(format!(
+                    "could not start a thread for a re-entrant backward: {e}"
+                ))
+            })?;
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+fn run_backward_here(
+    roots: Vec<Root>,
+    inputs: &[Edge],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
     let (mut task, index) = GraphTask::discover(&roots);
     let root_idx: Vec<usize> = roots
         .iter()
@@ -261,7 +305,8 @@ pub fn run_backward(
     );
     let _current = current::Enter::new(&view);
     let n_roots = root_idx.len();
-    let parallel = grad_mode::is_multithreading_enabled() && rayon::current_num_threads() > 1;
+    let threads = rayon::current_num_threads();
+    let parallel = grad_mode::is_multithreading_enabled() && threads > 1;
     let mut ready = ReadySet::new(parallel);
     let mut queued = vec![false; task.nodes.len()];
     for &i in &root_idx {
@@ -298,14 +343,15 @@ pub fn run_backward(
             }
         }
         let outputs: Vec<(usize, Result<Grads>)> = if batch.len() > 1 {
-            let (nodes, exec) = (&task.nodes, &view.exec);
-            batch
-                .into_par_iter()
-                .map(|(idx, grads)| {
-                    let _current = current::Enter::new(&view);
-                    (idx, run_one(&nodes[idx], exec[idx], grads, opts))
-                })
-                .collect()
+            let items = batch
+                .into_iter()
+                .map(|(idx, grads)| (idx, task.nodes[idx].clone(), view.exec[idx], grads))
+                .collect();
+            let view = view.clone();
+            workers::run_wave(items, threads - 1, move |(idx, node, exec, grads)| {
+                let _current = current::Enter::new(&view);
+                (idx, run_one(&node, exec, grads, opts))
+            })
         } else {
             batch
                 .into_iter()
@@ -432,19 +478,32 @@ fn retain_grads(node: &Arc<Node>, grads: &[Option<Tensor>], create_graph: bool) 
 }
 
 /// Add `g` into a non-leaf's `.grad` (retained grads and `backward(inputs=[nonleaf])`).
+/// Like leaf accumulation, the sum is computed outside `t`'s metadata lock and published
+/// only if `.grad` did not change meanwhile (else recomputed), so concurrent passes into
+/// one retained tensor lose nothing.
 pub fn accumulate_retained(t: &Tensor, g: &Tensor, create_graph: bool) -> Result<()> {
     let _mode = grad_mode::GradModeGuard::new(create_graph);
-    let old = t.grad();
-    let new = match old {
-        None => {
-            if create_graph {
-                crate::ops::unary::clone(g)?
-            } else {
-                crate::kernels::cast_tensor(g, g.dtype())
+    loop {
+        let old = t.grad();
+        let new = match &old {
+            None => {
+                if create_graph {
+                    crate::ops::unary::clone(g)?
+                } else {
+                    crate::kernels::cast_tensor(g, g.dtype())
+                }
             }
+            Some(old) => crate::ops::binary::add(old, g)?,
+        };
+        let mut meta = t.meta();
+        let unchanged = match (&meta.grad, &old) {
+            (None, None) => true,
+            (Some(now), Some(old)) => now.ptr_eq(old),
+            _ => false,
+        };
+        if unchanged {
+            meta.grad = Some(new);
+            return Ok(());
         }
-        Some(old) => crate::ops::binary::add(&old, g)?,
-    };
-    t.set_grad_unchecked(Some(new));
-    Ok(())
+    }
 }

@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     let data = contiguous_data::<T>(x);
     let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
-        data.par_iter().map(|&v| f(v)).collect()
+        crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
     } else {
         data.iter().map(|&v| f(v)).collect()
     };
@@ -80,10 +80,12 @@ pub fn zip<T: Element, U: Element>(
     {
         let (x, y) = (contiguous_data::<T>(&a), contiguous_data::<T>(&b));
         let out: Vec<U> = if n >= PARALLEL_GRAIN {
-            x.par_iter()
-                .zip(y.par_iter())
-                .map(|(&p, &q)| f(p, q))
-                .collect()
+            crate::kernels::on_pool(|| {
+                x.par_iter()
+                    .zip(y.par_iter())
+                    .map(|(&p, &q)| f(p, q))
+                    .collect()
+            })
         } else {
             x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect()
         };

@@ -161,7 +161,7 @@ pub fn batched<T: Element + Arith>(
             }
         };
         if plan.len() > 1 {
-            plan.par_iter().for_each(run);
+            crate::kernels::on_pool(|| plan.par_iter().for_each(run));
         } else {
             run(&plan[0]);
         }

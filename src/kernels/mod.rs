@@ -19,6 +19,37 @@ use crate::tensor::Tensor;
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
 pub const PARALLEL_GRAIN: usize = 1 << 18;
 
+/// What runs while a thread waits for the pool (set once by the embedder).
+static POOL_WAIT: std::sync::OnceLock<fn(&mut (dyn FnMut() + Send))> = std::sync::OnceLock::new();
+
+/// Install the wrapper every wait on the pool runs in: the Python bindings release the
+/// GIL there, since threads running Python nodes may need it before the pool frees up.
+pub fn set_pool_wait_hook(hook: fn(&mut (dyn FnMut() + Send))) {
+    let _ = POOL_WAIT.set(hook);
+}
+
+/// Run `f`, which hands work to the rayon pool and waits for it. Every kernel enters the
+/// pool through here (and only once its work is big enough to split), so small ops pay
+/// nothing for it.
+pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let Some(hook) = POOL_WAIT.get() else {
+        return f();
+    };
+    let mut f = Some(f);
+    let mut out = None;
+    hook(&mut || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    });
+    match (out, f) {
+        (Some(v), _) => v,
+        // A hook that did not call its closure: run the work here.
+        (None, Some(f)) => f(),
+        (None, None) => unreachable!("the closure ran, so it set `out` or unwound"),
+    }
+}
+
 /// The tensor's elements in row-major order as `T`, borrowing when possible.
 pub fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
     if t.numel() == 0 {

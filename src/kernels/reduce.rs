@@ -49,7 +49,7 @@ pub fn reduce_rows<T: Element, U: Send>(
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
     if out_len * row_len >= PARALLEL_GRAIN && out_len > 1 {
-        data.par_chunks(row_len).map(&row_fn).collect()
+        crate::kernels::on_pool(|| data.par_chunks(row_len).map(&row_fn).collect())
     } else {
         data.chunks(row_len).map(&row_fn).collect()
     }

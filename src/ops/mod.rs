@@ -205,20 +205,18 @@ pub(crate) fn save_outputs(
 
 /// Run an op's rule for `node` (unpacking its saved tensors).
 pub fn run_vjp(node: &Arc<Node>, op: &dyn Op, grads: &[Option<Tensor>]) -> Result<Grads> {
-    let saved: SmallVec<[Option<Tensor>; 2]> = {
-        let slots = node.saved_slots();
-        let mut v = SmallVec::new();
-        for s in slots.slots.iter() {
-            v.push(match s {
-                Some(st) => Some(st.unpack(node)?),
-                None => None,
-            });
-        }
-        if slots.released && slots.slots.iter().any(|s| s.is_some()) {
-            return Err(Error::runtime(crate::autograd::saved::ERR_FREED));
-        }
-        v
+    // Copied out of the lock first: unpacking may run an unpack hook (Python).
+    let (slots, released) = {
+        let s = node.saved_slots();
+        (s.slots.clone(), s.released)
     };
+    if released && slots.iter().any(|s| s.is_some()) {
+        return Err(Error::runtime(crate::autograd::saved::ERR_FREED));
+    }
+    let saved: SmallVec<[Option<Tensor>; 2]> = slots
+        .iter()
+        .map(|s| s.as_ref().map(|st| st.unpack(node)).transpose())
+        .collect::<Result<_>>()?;
     let needs: SmallVec<[bool; 4]> = node.next_edges.iter().map(|e| e.is_some()).collect();
     let ctx = VjpCtx {
         grads,
