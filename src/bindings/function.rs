@@ -200,7 +200,7 @@ pub fn _function_record(
     // An input returned unchanged (not marked dirty) comes back as a new view of it.
     for o in outs.iter_mut() {
         if is_input(o) && !dirty.iter().any(|d| d.ptr_eq(o)) {
-            *o = o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default);
+            *o = run(|| o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default))?;
         }
     }
     let needs: Vec<bool> = arg_tensors
