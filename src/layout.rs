@@ -1,6 +1,9 @@
 //! Shape + strides + storage offset as a plain value. Every view transform is a pure
 //! function from one Layout to another (or a typed error); storage is never touched here.
 //! Strides are in elements and never negative (torch forbids negative steps).
+//! Every layout a tensor holds fits its storage: `check_in_storage` is torch's check,
+//! made where views are made (`Tensor::make_view`), and `storage::Access` checks again
+//! before any kernel touches memory.
 
 use smallvec::SmallVec;
 
@@ -31,19 +34,49 @@ impl Layout {
         self.shape.iter().product()
     }
 
-    /// One past the largest storage element this layout touches (0 for empty tensors).
-    pub fn storage_extent(&self) -> usize {
+    /// One past the largest storage element this layout touches (0 for empty tensors),
+    /// computed with checked arithmetic: a layout whose extent does not fit in an i64
+    /// byte count is torch's "Storage size calculation overflowed" error, never a
+    /// wrapped number.
+    pub fn storage_extent(&self) -> Result<usize> {
+        self.extent_bytes(1)
+    }
+
+    /// Bytes from the storage start to one past the last element for items of
+    /// `itemsize` bytes: torch's `computeStorageNbytes` (an overflow above `i64::MAX` is
+    /// its error; 0 when any size is 0). Any usize overflow is above `i64::MAX` too.
+    fn extent_bytes(&self, itemsize: usize) -> Result<usize> {
         if self.shape.contains(&0) {
-            return 0;
+            return Ok(0);
         }
-        self.offset
-            + 1
-            + self
-                .shape
-                .iter()
-                .zip(&self.strides)
-                .map(|(&n, &s)| (n - 1) * s)
-                .sum::<usize>()
+        let mut end = self.offset.checked_add(1);
+        for (&n, &s) in self.shape.iter().zip(&self.strides) {
+            end = end.and_then(|e| e.checked_add((n - 1).checked_mul(s)?));
+        }
+        match end.and_then(|e| e.checked_mul(itemsize)) {
+            Some(b) if b <= i64::MAX as usize => Ok(b),
+            _ => Err(overflow_error(
+                &self.shape.iter().map(|&n| n as i64).collect::<Vec<_>>(),
+                &self.strides.iter().map(|&s| s as i64).collect::<Vec<_>>(),
+            )),
+        }
+    }
+
+    /// torch's `checkInBoundsForStorage`: this layout must only reach elements of a
+    /// storage of `storage_nbytes` bytes holding items of `itemsize` bytes.
+    pub fn check_in_storage(&self, storage_nbytes: usize, itemsize: usize) -> Result<()> {
+        let required = self.extent_bytes(itemsize)?;
+        if required > storage_nbytes {
+            return Err(out_of_bounds_error(
+                &fmt_i64s(self.shape.iter().map(|&n| n as i64)),
+                &fmt_i64s(self.strides.iter().map(|&s| s as i64)),
+                self.offset as i64,
+                itemsize,
+                required as u64,
+                storage_nbytes,
+            ));
+        }
+        Ok(())
     }
 
     /// Row-major contiguous (size-1 dims may have any stride).
@@ -381,19 +414,50 @@ impl Layout {
         })
     }
 
-    pub fn as_strided(shape: &[usize], strides: &[usize], offset: usize) -> Result<Layout> {
-        if shape.len() != strides.len() {
+    /// torch's `as_strided` checks, in torch's order, on the raw (signed) arguments:
+    /// lengths, negative strides, negative offset, storage size overflow, bounds against
+    /// a storage of `storage_size` bytes, then the element count.
+    pub fn as_strided(
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+        itemsize: usize,
+        storage_size: usize,
+    ) -> Result<Layout> {
+        if sizes.len() != strides.len() {
+            return Err(Error::runtime("mismatch in length of strides and shape"));
+        }
+        if strides.iter().any(|&s| s < 0) {
             return Err(Error::runtime(format!(
-                "mismatch in length of strides and shape: {} vs {}",
-                strides.len(),
-                shape.len()
+                "as_strided: Negative strides are not supported at the moment, got strides: {}",
+                fmt_i64s(strides.iter().copied())
             )));
         }
-        checked_numel(shape)?;
+        if offset < 0 {
+            return Err(Error::runtime(format!(
+                "Tensor: invalid storage offset {offset}"
+            )));
+        }
+        let nbytes = storage_nbytes(sizes, strides, offset, itemsize)?;
+        if nbytes > storage_size as u64 {
+            return Err(out_of_bounds_error(
+                &fmt_i64s(sizes.iter().copied()),
+                &fmt_i64s(strides.iter().copied()),
+                offset,
+                itemsize,
+                nbytes,
+                storage_size,
+            ));
+        }
+        if sizes.iter().any(|&n| n < 0) {
+            return Err(Error::runtime("numel: integer multiplication overflow"));
+        }
+        let shape: Dims = sizes.iter().map(|&n| n as usize).collect();
+        checked_numel(&shape)?;
         Ok(Layout {
-            shape: shape.into(),
-            strides: strides.into(),
-            offset,
+            shape,
+            strides: strides.iter().map(|&s| s as usize).collect(),
+            offset: offset as usize,
         })
     }
 
@@ -401,6 +465,69 @@ impl Layout {
     pub fn offsets(&self) -> OffsetIter<'_> {
         OffsetIter::new(self)
     }
+}
+
+// Kernels take a layout owned (derived: broadcast, permuted) or borrowed (the tensor's).
+impl From<Layout> for std::borrow::Cow<'_, Layout> {
+    fn from(l: Layout) -> Self {
+        std::borrow::Cow::Owned(l)
+    }
+}
+impl<'a> From<&'a Layout> for std::borrow::Cow<'a, Layout> {
+    fn from(l: &'a Layout) -> Self {
+        std::borrow::Cow::Borrowed(l)
+    }
+}
+
+fn fmt_i64s(v: impl Iterator<Item = i64>) -> String {
+    let parts: Vec<String> = v.map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn overflow_error(sizes: &[i64], strides: &[i64]) -> Error {
+    Error::runtime(format!(
+        "Storage size calculation overflowed with sizes={} and strides={}",
+        fmt_i64s(sizes.iter().copied()),
+        fmt_i64s(strides.iter().copied())
+    ))
+}
+
+fn out_of_bounds_error(
+    sizes: &str,
+    strides: &str,
+    offset: i64,
+    itemsize: usize,
+    required: u64,
+    storage_nbytes: usize,
+) -> Error {
+    Error::runtime(format!(
+        "setStorage: sizes {sizes}, strides {strides}, storage offset {offset}, and itemsize {itemsize} requiring a storage size of {required} are out of bounds for storage of size {storage_nbytes}"
+    ))
+}
+
+/// torch's `computeStorageNbytes`, bit for bit: bytes from the storage start to one past
+/// the last element, in wrapping-checked u64 arithmetic on the signed arguments (so a
+/// negative size with a nonzero stride overflows, as in torch); 0 when any size is 0;
+/// above `i64::MAX` is the overflow error.
+pub fn storage_nbytes(sizes: &[i64], strides: &[i64], offset: i64, itemsize: usize) -> Result<u64> {
+    let mut overflowed = false;
+    let mut size = (offset as u64).overflowing_add(1);
+    overflowed |= size.1;
+    for (&n, &s) in sizes.iter().zip(strides) {
+        if n == 0 {
+            return Ok(0);
+        }
+        let (strided, o1) = (s as u64).overflowing_mul(n.wrapping_sub(1) as u64);
+        let (sum, o2) = size.0.overflowing_add(strided);
+        overflowed |= o1 | o2;
+        size.0 = sum;
+    }
+    let (bytes, o3) = size.0.overflowing_mul(itemsize as u64);
+    overflowed |= o3 || bytes > i64::MAX as u64;
+    if overflowed {
+        return Err(overflow_error(sizes, strides));
+    }
+    Ok(bytes)
 }
 
 /// Walks a layout's elements in row-major order yielding storage offsets.
@@ -472,5 +599,86 @@ mod tests {
             .expand(&[4, 3])
             .unwrap();
         assert_eq!(&e.strides[..], &[0, 1]);
+    }
+
+    // issue 7 §1: extents are checked, never wrapped.
+    #[test]
+    fn storage_extent_is_checked() {
+        let l = Layout {
+            shape: smallvec::smallvec![5, 5],
+            strides: smallvec::smallvec![1 << 62, 1],
+            offset: 0,
+        };
+        let e = l.storage_extent().unwrap_err().to_string();
+        assert_eq!(e, "Storage size calculation overflowed with sizes=[5, 5] and strides=[4611686018427387904, 1]");
+        assert_eq!(Layout::contiguous(&[2, 3]).storage_extent().unwrap(), 6);
+        assert_eq!(Layout::contiguous(&[0, 3]).storage_extent().unwrap(), 0);
+        let huge = Layout {
+            shape: smallvec::smallvec![2],
+            strides: smallvec::smallvec![usize::MAX],
+            offset: 0,
+        };
+        assert!(huge.storage_extent().is_err());
+        // Fits in elements, overflows in bytes.
+        let bytes = Layout {
+            shape: smallvec::smallvec![2],
+            strides: smallvec::smallvec![1 << 61],
+            offset: 0,
+        };
+        assert_eq!(bytes.storage_extent().unwrap(), (1 << 61) + 1);
+        assert!(bytes
+            .check_in_storage(1 << 62, 4)
+            .unwrap_err()
+            .to_string()
+            .starts_with("Storage size calculation overflowed"));
+    }
+
+    #[test]
+    fn check_in_storage_uses_torchs_text() {
+        let l = Layout {
+            shape: smallvec::smallvec![3],
+            strides: smallvec::smallvec![2],
+            offset: 4,
+        };
+        assert_eq!(
+            l.check_in_storage(20, 4).unwrap_err().to_string(),
+            "setStorage: sizes [3], strides [2], storage offset 4, and itemsize 4 requiring a storage size of 36 are out of bounds for storage of size 20"
+        );
+        assert!(l.check_in_storage(36, 4).is_ok());
+        // An empty layout needs no storage, whatever its offset.
+        let empty = Layout {
+            shape: smallvec::smallvec![0],
+            strides: smallvec::smallvec![1],
+            offset: 100,
+        };
+        assert!(empty.check_in_storage(0, 4).is_ok());
+    }
+
+    #[test]
+    fn as_strided_checks_in_torchs_order() {
+        let err = |s: &[i64], st: &[i64], o: i64| {
+            Layout::as_strided(s, st, o, 4, 20).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(&[3], &[1, 1], 0),
+            "mismatch in length of strides and shape"
+        );
+        assert!(err(&[3], &[-1], -1).starts_with("as_strided: Negative strides"));
+        assert_eq!(err(&[-3], &[1], -1), "Tensor: invalid storage offset -1");
+        assert!(
+            err(&[-3], &[1], 0).starts_with("Storage size calculation overflowed with sizes=[-3]")
+        );
+        assert!(err(&[3], &[2], i64::MAX).starts_with("Storage size calculation overflowed"));
+        assert!(err(&[6], &[1], 0).starts_with("setStorage: sizes [6]"));
+        assert_eq!(
+            err(&[-1, 2], &[0, 1], 0),
+            "numel: integer multiplication overflow"
+        );
+        let ok = Layout::as_strided(&[2, 2], &[1, 2], 1, 4, 20).unwrap();
+        assert_eq!(
+            (&ok.shape[..], &ok.strides[..], ok.offset),
+            (&[2, 2][..], &[1, 2][..], 1)
+        );
+        assert!(Layout::as_strided(&[0, 5], &[1 << 62, 1], 0, 4, 20).is_ok());
     }
 }

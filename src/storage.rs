@@ -1,23 +1,49 @@
-//! The element buffer shared (by `Arc`) between a tensor and all of its views.
+//! The element buffer shared (by `Arc`) between a tensor and all of its views, and
+//! `Access`, the only way kernels reach its elements.
 //!
 //! Note: storage mutability. In-place ops and `.grad` accumulation write through shared
 //! storage while other tensors (views, detach() aliases) may read it. Options weighed:
 //! a `RwLock` per storage costs little but deadlocks on `x.mul_(x)`-style aliasing
 //! (read and write of one storage in one op) and on writer-preferring locks when two
 //! threads interleave; copying on write would break view semantics. We follow torch and
-//! numpy instead: the buffer is an `UnsafeCell`-like raw allocation whose address and
-//! length never change after creation, kernels that write compute into a fresh buffer
-//! first whenever the destination may alias an input (see `kernels::copy`), and
-//! concurrent unsynchronized writes from several user threads to one tensor are the
-//! user's race, exactly as in torch: they can give garbage values, never a dangling
-//! pointer, because the allocation outlives every tensor that refers to it.
+//! numpy instead: the buffer is a raw allocation whose address and length never change
+//! after creation, kernels that write compute into a fresh buffer first whenever the
+//! destination may alias an input (see `kernels::copy`), and two threads writing the
+//! *same* elements of one tensor without synchronization is the user's race, exactly as
+//! in torch. Two threads writing *disjoint* views of one tensor is legal and sound: see
+//! the access note below.
+//!
+//! Note: storage access (the safety invariant, enforced here and nowhere else).
+//! `Storage` never hands out a `&[T]` or `&mut [T]`: a whole-buffer slice would make
+//! two threads writing disjoint views of one tensor hold overlapping `&mut` (undefined
+//! behaviour even when the elements they touch differ). Kernels instead build an
+//! `Access` from (storage, layout); `Access::new` checks, with checked arithmetic, that
+//! the dtype matches and that every element the layout reaches lies inside the buffer.
+//! After that:
+//! 1. Bounds: a kernel only passes `Access` offsets the layout produces (its runs, or
+//!    offsets of a layout it derived by broadcasting/permuting, which reach no further),
+//!    so every pointer it forms is inside the allocation.
+//! 2. Aliasing: elements are read and written through raw pointers. A reference to
+//!    storage memory is formed only by the `unsafe` slice methods below, only over
+//!    elements the layout covers, and only for the duration of one kernel, during which
+//!    the kernel writes nothing that reference covers (outputs are fresh buffers; an
+//!    in-place write copies its source out first). Tensors with disjoint elements,
+//!    written from several threads, therefore never alias a reference.
+//! 3. Validity: `bool` storage can be written by foreign code (a numpy array shares its
+//!    memory), so a bool is read as its byte and normalized (`!= 0`); no `&[bool]` over
+//!    storage is ever formed. Every other element type is valid for every bit pattern.
+//! 4. Lifetime: `Access` borrows the `Storage`, which frees (or releases its foreign
+//!    owner) only when the last `Arc` to it drops.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout as AllocLayout};
 use std::any::Any;
+use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 
 const ALIGN: usize = 64;
 
@@ -44,6 +70,12 @@ pub fn ensure_allocatable(count: usize, itemsize: usize) -> Result<()> {
             "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
         ))
     })
+}
+
+/// The alignment Rust requires of one element of `dtype` (foreign buffers are checked
+/// against it before they become storage).
+pub fn align_of(dtype: DType) -> usize {
+    crate::with_dtype!(dtype, T => std::mem::align_of::<T>())
 }
 
 enum Owner {
@@ -119,9 +151,14 @@ impl Storage {
         owner: Box<dyn Any + Send + Sync>,
     ) -> Storage {
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::new(ALIGN as *mut u8).expect("nonzero"));
+        debug_assert_eq!(
+            ptr.as_ptr() as usize % align_of(dtype),
+            0,
+            "misaligned storage"
+        );
         Storage {
             ptr,
-            bytes: len * dtype.itemsize(),
+            bytes: len.saturating_mul(dtype.itemsize()),
             dtype,
             owner: Owner::Foreign(owner),
         }
@@ -142,24 +179,6 @@ impl Storage {
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
-
-    /// The elements, typed. Panics only on an internal dtype mismatch (a bug, not input).
-    pub fn slice<T: Element>(&self) -> &[T] {
-        assert_eq!(T::DTYPE, self.dtype, "storage dtype mismatch");
-        // SAFETY: ptr/len describe a live allocation of T (see constructors).
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const T, self.len()) }
-    }
-
-    /// Mutable access for in-place kernels.
-    ///
-    /// # Safety
-    /// The caller must not hold another slice of this storage that overlaps the
-    /// elements it writes (kernels copy aliased inputs first).
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn slice_mut<T: Element>(&self) -> &mut [T] {
-        assert_eq!(T::DTYPE, self.dtype, "storage dtype mismatch");
-        std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, self.len())
-    }
 }
 
 impl Drop for Storage {
@@ -174,6 +193,168 @@ impl Drop for Storage {
                     )
                 }
             }
+        }
+    }
+}
+
+/// Typed, bounds-checked access to the elements one layout reaches in one storage (see
+/// "Note: storage access" at the top of this file). Cheap to build: O(ndim) checks.
+pub struct Access<'a, T> {
+    base: *mut T,
+    layout: Cow<'a, Layout>,
+    _storage: PhantomData<&'a Storage>,
+}
+
+// SAFETY: an Access is a typed pointer into a Sync storage plus a plain layout; what may
+// be read or written through it from several threads is governed by the access note.
+unsafe impl<T: Send> Send for Access<'_, T> {}
+unsafe impl<T: Sync> Sync for Access<'_, T> {}
+
+impl<'a, T: Element> Access<'a, T> {
+    /// Fails (an internal error: layouts are checked where tensors are made) when the
+    /// storage holds another dtype or the layout reaches past its end.
+    pub fn new(storage: &'a Storage, layout: impl Into<Cow<'a, Layout>>) -> Result<Access<'a, T>> {
+        let layout = layout.into();
+        if storage.dtype != T::DTYPE {
+            return Err(Error::runtime(format!(
+                "internal error: {:?} storage read as {:?}",
+                storage.dtype,
+                T::DTYPE
+            )));
+        }
+        layout.check_in_storage(storage.bytes, storage.dtype.itemsize())?;
+        Ok(Access {
+            base: storage.ptr.as_ptr() as *mut T,
+            layout,
+            _storage: PhantomData,
+        })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The storage's first element, for kernels that hand pointers to a library (gemm);
+    /// they must respect the access note like the methods below.
+    pub fn base_ptr(&self) -> *mut T {
+        self.base
+    }
+
+    /// Whether slices may be formed over this dtype (not bool: see note, point 3).
+    pub const SLICEABLE: bool = !matches!(T::DTYPE, DType::Bool);
+
+    /// The element at storage offset `off`.
+    ///
+    /// # Safety
+    /// `off` is an offset the layout reaches (access note, point 1), and no other
+    /// thread writes that element concurrently (the user's race, as in torch).
+    #[inline(always)]
+    pub unsafe fn read(&self, off: usize) -> T {
+        let p = self.base.add(off);
+        if Self::SLICEABLE {
+            p.read()
+        } else {
+            T::from_bool(*(p as *const u8) != 0)
+        }
+    }
+
+    /// Store `v` at storage offset `off`.
+    ///
+    /// # Safety
+    /// As `read`; and no reference to that element is alive (access note, point 2).
+    #[inline(always)]
+    pub unsafe fn write(&self, off: usize, v: T) {
+        self.base.add(off).write(v)
+    }
+
+    /// The elements `start..start + len` (one stride-1 run of the layout) as a slice;
+    /// None for bool.
+    ///
+    /// # Safety
+    /// The run lies inside the layout (point 1); nothing writes those elements while
+    /// the slice lives (point 2), and the slice does not outlive the kernel.
+    #[inline(always)]
+    pub unsafe fn run(&self, start: usize, len: usize) -> Option<&'a [T]> {
+        if len == 0 {
+            // An empty layout's offset may lie past the end (torch allows that).
+            return Some(&[]);
+        }
+        if Self::SLICEABLE {
+            Some(std::slice::from_raw_parts(self.base.add(start), len))
+        } else {
+            None
+        }
+    }
+
+    /// The whole layout as one slice when it is contiguous (and not bool).
+    ///
+    /// # Safety
+    /// As `run`.
+    pub unsafe fn contiguous(&self) -> Option<&'a [T]> {
+        if self.layout.is_contiguous() {
+            self.run(self.layout.offset, self.layout.numel())
+        } else {
+            None
+        }
+    }
+
+    /// Copy `values` into the stride-1 run `start..start + values.len()`.
+    ///
+    /// # Safety
+    /// The run lies inside the layout (point 1); `values` is not storage memory; no
+    /// reference to the run is alive (point 2).
+    #[inline(always)]
+    pub unsafe fn write_run(&self, start: usize, values: &[T]) {
+        std::ptr::copy_nonoverlapping(values.as_ptr(), self.base.add(start), values.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // issue 7 §1: the access type is where the bounds invariant is enforced.
+    #[test]
+    fn access_checks_dtype_and_bounds() {
+        let s = Storage::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0]);
+        assert!(Access::<f32>::new(&s, Layout::contiguous(&[5])).is_ok());
+        assert!(Access::<f64>::new(&s, Layout::contiguous(&[5])).is_err());
+        assert!(Access::<f32>::new(&s, Layout::contiguous(&[6])).is_err());
+        let wrap = Layout {
+            shape: smallvec::smallvec![5, 5],
+            strides: smallvec::smallvec![1 << 62, 1],
+            offset: 0,
+        };
+        assert!(Access::<f32>::new(&s, wrap).is_err());
+        let strided = Layout {
+            shape: smallvec::smallvec![3],
+            strides: smallvec::smallvec![2],
+            offset: 0,
+        };
+        let a = Access::<f32>::new(&s, strided).unwrap();
+        // SAFETY: offsets 0, 2, 4 belong to the layout; nothing else touches `s`.
+        unsafe {
+            assert_eq!([a.read(0), a.read(2), a.read(4)], [1.0, 3.0, 5.0]);
+            a.write(2, 9.0);
+            assert_eq!(a.read(2), 9.0);
+            assert!(a.contiguous().is_none());
+        }
+    }
+
+    #[test]
+    fn bool_bytes_are_normalized() {
+        let s = Storage::from_vec(vec![0u8, 2, 1, 255]);
+        // SAFETY: a u8 buffer reinterpreted as bool storage, the way numpy shares one; the
+        // Vec is kept alive by `s`.
+        let b = unsafe { Storage::from_foreign(s.as_ptr(), 4, DType::Bool, Box::new(s)) };
+        let a = Access::<bool>::new(&b, Layout::contiguous(&[4])).unwrap();
+        // SAFETY: offsets 0..4 belong to the layout.
+        unsafe {
+            assert_eq!(
+                [a.read(0), a.read(1), a.read(2), a.read(3)],
+                [false, true, true, true]
+            );
+            assert!(a.contiguous().is_none(), "no &[bool] over storage");
         }
     }
 }

@@ -120,8 +120,17 @@ impl Tensor {
         }))
     }
 
-    /// A fresh tensor over `storage` (not a view of anything).
-    pub fn from_storage(storage: Storage, layout: Layout) -> Tensor {
+    /// A fresh tensor over `storage` (not a view of anything). The layout must fit the
+    /// storage (torch's setStorage check).
+    pub fn from_storage(storage: Storage, layout: Layout) -> Result<Tensor> {
+        layout.check_in_storage(storage.nbytes(), storage.dtype().itemsize())?;
+        Ok(Self::fresh(storage, layout))
+    }
+
+    /// `from_storage` for a contiguous layout of exactly the storage's length (fits by
+    /// construction: the per-op path skips the check).
+    fn fresh(storage: Storage, layout: Layout) -> Tensor {
+        debug_assert_eq!(layout.numel(), storage.len());
         Self::from_parts(
             Arc::new(storage),
             layout,
@@ -133,7 +142,7 @@ impl Tensor {
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
-        Ok(Self::from_storage(
+        Ok(Self::fresh(
             Storage::zeros(dtype, n)?,
             Layout::contiguous(shape),
         ))
@@ -148,7 +157,7 @@ impl Tensor {
                 data.len()
             )));
         }
-        Ok(Self::from_storage(
+        Ok(Self::fresh(
             Storage::from_vec(data),
             Layout::contiguous(shape),
         ))
@@ -168,17 +177,19 @@ impl Tensor {
     }
 
     /// A new tensor sharing storage and version counter with `self`, with another layout.
-    pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Tensor {
+    /// Every view is made here, so every view's layout is checked against the storage.
+    pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Result<Tensor> {
+        layout.check_in_storage(self.0.storage.nbytes(), self.dtype().itemsize())?;
         let base = self.view_base().unwrap_or_else(|| self.clone());
         // A view of a normal tensor stays normal even when made in inference mode.
         let inference = self.0.inference;
-        Self::from_parts(
+        Ok(Self::from_parts(
             self.0.storage.clone(),
             layout,
             self.0.version.clone(),
             Some(ViewInfo { base, creation }),
             inference,
-        )
+        ))
     }
 
     /// A tensor sharing storage AND version counter but no autograd history

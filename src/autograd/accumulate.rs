@@ -48,8 +48,8 @@ fn copy_for(param: &Tensor, grad: Tensor) -> Result<Tensor> {
     {
         return Ok(grad);
     }
-    let storage = Storage::zeros(grad.dtype(), layout.storage_extent().max(layout.numel()))?;
-    let out = Tensor::from_storage(storage, layout);
+    let storage = Storage::zeros(grad.dtype(), layout.storage_extent()?.max(layout.numel()))?;
+    let out = Tensor::from_storage(storage, layout)?;
     write_into(&out, &grad)?;
     Ok(out)
 }

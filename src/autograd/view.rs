@@ -92,10 +92,10 @@ impl CopySlices {
         // A buffer shaped like the base's storage, holding the incoming gradient.
         let extent = self
             .base_layout
-            .storage_extent()
-            .max(self.view_layout.storage_extent());
+            .storage_extent()?
+            .max(self.view_layout.storage_extent()?);
         let storage = crate::storage::Storage::zeros(grad.dtype(), extent)?;
-        let result = Tensor::from_storage(storage, self.base_layout.clone());
+        let result = Tensor::from_storage(storage, self.base_layout.clone())?;
         crate::ops::inplace::copy_(&result, &grad)?;
         // The part the in-place op wrote goes through that op's own rule.
         let grad_slice = crate::ops::view::as_strided_raw(&result, self.view_layout.clone())?;

@@ -303,8 +303,8 @@ fn nest(
 
 // ---------------------------------------------------------------- numpy (no numpy import here)
 
-fn typestr_dtype(ts: &str) -> Option<DType> {
-    let kind = &ts[1..];
+/// The dtype of a numpy typestr without its byte-order character ("f4", "b1", ...).
+fn typestr_dtype(kind: &str) -> Option<DType> {
     Some(match kind {
         "b1" => DType::Bool,
         "u1" => DType::U8,
@@ -334,15 +334,49 @@ fn dtype_typestr(d: DType) -> PyResult<&'static str> {
     })
 }
 
+/// torch's warning for a read-only array, given once per process (TORCH_WARN_ONCE).
+const NOT_WRITABLE: &str = "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing to this tensor will result in undefined behavior. You may want to copy the array to protect its data or make it writable before converting it to a tensor. This type of warning will be suppressed for the rest of this program.";
+
+/// Ours for a misaligned array (torch shares it; Rust may not read through a misaligned
+/// pointer, so it is copied), also given once.
+const MISALIGNED: &str = "The given NumPy array is not aligned for its dtype, so ferrograd copied it instead of sharing its memory: writes to the tensor will not reach the array. Copy the array (array.copy()) to avoid this warning.";
+
+fn warn_once(py: Python<'_>, flag: &std::sync::atomic::AtomicBool, msg: &str) -> PyResult<()> {
+    if flag.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    let c = std::ffi::CString::new(msg).unwrap_or_default();
+    PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &c, 1)
+}
+
+fn iface_item<'py>(iface: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    iface
+        .get_item(key)?
+        .ok_or_else(|| PyTypeError::new_err("bad array"))
+}
+
 /// Zero-copy: the tensor's storage is the array's memory, and holds the array alive.
+/// Other objects with `__array_interface__` go through `numpy.asarray` first, so the
+/// memory description always comes from numpy. Checked as in torch (dtype, byte order,
+/// negative or uneven strides; a read-only array warns once), and beyond it where Rust
+/// needs more: a misaligned array is copied (with a warning), and bool bytes other than
+/// 0/1 are read as True (see `storage::Access`), never as an invalid Rust bool.
 pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    static WARNED_READONLY: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+    static WARNED_MISALIGNED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+    let py = arr.py();
+    let np = py.import("numpy")?;
+    let arr = if arr.is_instance(&np.getattr("ndarray")?)? {
+        arr.clone()
+    } else {
+        np.call_method1("asarray", (arr,))?
+    };
     let iface = arr.getattr("__array_interface__")?;
     let iface = iface.cast::<PyDict>()?;
-    let typestr: String = iface
-        .get_item("typestr")?
-        .ok_or_else(|| PyTypeError::new_err("bad array"))?
-        .extract()?;
-    let dtype = typestr_dtype(&typestr).ok_or_else(|| {
+    let typestr: String = iface_item(iface, "typestr")?.extract()?;
+    let dtype = typestr.get(1..).and_then(typestr_dtype).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "can't convert np.ndarray of type numpy.{}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.",
             arr.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string()).unwrap_or(typestr.clone())
@@ -351,14 +385,8 @@ pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if typestr.starts_with('>') {
         return Err(PyValueError::new_err("given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported."));
     }
-    let (ptr, _ro): (usize, bool) = iface
-        .get_item("data")?
-        .ok_or_else(|| PyTypeError::new_err("bad array"))?
-        .extract()?;
-    let shape: Vec<usize> = iface
-        .get_item("shape")?
-        .ok_or_else(|| PyTypeError::new_err("bad array"))?
-        .extract()?;
+    let (ptr, readonly): (usize, bool) = iface_item(iface, "data")?.extract()?;
+    let shape: Vec<usize> = iface_item(iface, "shape")?.extract()?;
     let strides: Option<Vec<isize>> = match iface.get_item("strides")? {
         Some(s) if !s.is_none() => Some(s.extract()?),
         _ => None,
@@ -380,17 +408,37 @@ pub fn from_numpy(arr: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             out
         }
     };
+    if ptr % crate::storage::align_of(dtype) != 0 {
+        warn_once(py, &WARNED_MISALIGNED, MISALIGNED)?;
+        // numpy allocates copies aligned; check again rather than trust it blindly.
+        let copy = np.call_method1("array", (&arr,))?;
+        let (cptr, _): (usize, bool) = iface_item(
+            copy.getattr("__array_interface__")?.cast::<PyDict>()?,
+            "data",
+        )?
+        .extract()?;
+        if cptr % crate::storage::align_of(dtype) != 0 {
+            return Err(PyValueError::new_err(
+                "given numpy array is not aligned for its dtype and could not be copied to aligned memory",
+            ));
+        }
+        return from_numpy(&copy);
+    }
+    if readonly {
+        warn_once(py, &WARNED_READONLY, NOT_WRITABLE)?;
+    }
     let layout = Layout {
         shape: shape.iter().copied().collect(),
         strides: elem_strides,
         offset: 0,
     };
-    let len = layout.storage_extent();
+    let len = run(|| layout.storage_extent())?;
     let owner: Py<PyAny> = arr.clone().unbind();
-    // SAFETY: numpy guarantees `len` elements from `ptr` (the layout's extent) stay valid
-    // while the array object (kept in the storage) is alive.
+    // SAFETY: `ptr` is aligned for `dtype` (checked above), and numpy guarantees the
+    // `len` elements the array's layout reaches stay valid while the array object (kept
+    // in the storage) is alive.
     let storage = unsafe { Storage::from_foreign(ptr as *mut u8, len, dtype, Box::new(owner)) };
-    Ok(Tensor::from_storage(storage, layout))
+    run(|| Tensor::from_storage(storage, layout))
 }
 
 /// Holds a tensor and exposes `__array_interface__` so numpy can view its memory.

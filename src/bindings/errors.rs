@@ -1,6 +1,9 @@
 //! Core errors → Python exceptions, panics → RuntimeError, core warnings → warnings.warn.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
 
 use pyo3::exceptions::{
     PyFutureWarning, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError,
@@ -28,6 +31,39 @@ pub fn to_pyerr(e: Error) -> PyErr {
 /// A Python exception carried through the core (from user code run by the engine).
 pub struct PyErrBox(pub PyErr);
 
+thread_local! {
+    /// The last panic on this thread, "message (file:line)", kept by the panic hook for
+    /// the RuntimeError `run` raises.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+fn payload_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Replace the default panic hook (which prints to stderr) by one that only records
+/// the message and location on the panicking thread. Installed once, at module init; it
+/// covers every thread, rayon workers included (their panics reach the caller as the
+/// payload `run` reads).
+pub fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let location = info
+                .location()
+                .map(|l| format!(" ({}:{})", l.file(), l.line()))
+                .unwrap_or_default();
+            let text = format!("{}{location}", payload_message(info.payload()));
+            // try_with: a panic while this thread's locals are being destroyed is dropped.
+            let _ = LAST_PANIC.try_with(|p| *p.borrow_mut() = Some(text));
+        }));
+    });
+}
+
 /// Run a core call: map its error, turn a panic into RuntimeError (never let it unwind
 /// into Python as PanicException).
 pub fn run<T>(f: impl FnOnce() -> crate::error::Result<T>) -> PyResult<T> {
@@ -35,16 +71,34 @@ pub fn run<T>(f: impl FnOnce() -> crate::error::Result<T>) -> PyResult<T> {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_pyerr(e)),
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
+            // The hook's record has the location when the panic was on this thread; a
+            // worker's panic arrives as its payload alone.
+            let recorded = LAST_PANIC.with(|p| p.borrow_mut().take());
+            let payload = payload_message(panic.as_ref());
+            let msg = match recorded {
+                Some(r) if r.starts_with(&payload) => r,
+                _ => payload,
+            };
             Err(PyRuntimeError::new_err(format!(
                 "internal error in ferrograd: {msg}"
             )))
         }
     }
+}
+
+/// Test only (`ferrograd._C._test_panic`): panic inside a core call, on this thread or
+/// on a rayon worker, so tests can check a panic is a RuntimeError and prints nothing.
+#[pyfunction]
+#[pyo3(signature = (on_worker=false))]
+pub fn _test_panic(on_worker: bool) -> PyResult<()> {
+    run(|| {
+        if on_worker {
+            rayon::scope(|s| s.spawn(|_| panic!("test panic on a worker")));
+        } else {
+            panic!("test panic");
+        }
+        Ok(())
+    })
 }
 
 /// Re-issue warnings raised inside the core.

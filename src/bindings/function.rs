@@ -223,13 +223,13 @@ pub fn _function_record(
         }
         if record && (is_input(o) || o.is_view()) {
             let meta = crate::tensor::CreationMeta::CustomFunction(j, n_diff > 1);
-            let view = o.make_view(o.layout().clone(), meta);
+            let view = run(|| o.make_view(o.layout().clone(), meta))?;
             if !is_input(o) {
                 replaced.push((o.clone(), j));
             }
             *o = view;
         } else if is_input(o) {
-            *o = o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default);
+            *o = run(|| o.make_view(o.layout().clone(), crate::tensor::CreationMeta::Default))?;
         }
     }
     if record {

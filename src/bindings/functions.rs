@@ -73,7 +73,11 @@ pub fn as_tensor(
 #[pyfunction]
 #[pyo3(name = "from_numpy")]
 pub fn from_numpy_py(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    if !arr.hasattr("__array_interface__")? {
+    let is_ndarray = py
+        .import("numpy")
+        .and_then(|np| arr.is_instance(&np.getattr("ndarray")?))
+        .unwrap_or(false);
+    if !is_ndarray {
         return Err(PyTypeError::new_err(format!(
             "expected np.ndarray (got {})",
             arr.get_type()

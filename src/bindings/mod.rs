@@ -16,6 +16,8 @@ use pyo3::prelude::*;
 #[pymodule]
 #[pyo3(name = "_C")]
 fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::install_panic_hook();
+    m.add_function(wrap_pyfunction!(errors::_test_panic, m)?)?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;

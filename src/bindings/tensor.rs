@@ -1276,10 +1276,10 @@ impl PyTensor {
         py: Python<'_>,
         size: &Bound<'_, PyAny>,
         stride: &Bound<'_, PyAny>,
-        storage_offset: Option<usize>,
+        storage_offset: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
-        let size = to_shape(&seq_ints(size.cast()?)?)?;
-        let stride = to_shape(&seq_ints(stride.cast()?)?)?;
+        let size = seq_ints(size.cast()?)?;
+        let stride = seq_ints(stride.cast()?)?;
         to_py(
             py,
             run(|| view::as_strided(&self.t, &size, &stride, storage_offset))?,

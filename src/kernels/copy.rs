@@ -3,8 +3,7 @@
 
 use crate::dtype::Element;
 use crate::error::Result;
-use crate::kernels::for_each_inner_run;
-use crate::layout::Layout;
+use crate::kernels::{access, access_as, for_each_inner_run};
 use crate::tensor::Tensor;
 
 /// Copy `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`'s memory.
@@ -13,7 +12,7 @@ pub fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     let src_layout = src.layout().expand_to(dst.shape())?;
     crate::with_dtype!(dst.dtype(), D => {
         let values: Vec<D> = crate::with_dtype!(src.dtype(), S =>
-            crate::kernels::gather_cast::<S, D>(src.storage().slice::<S>(), &src_layout));
+            crate::kernels::gather_cast::<S, D>(&access_as::<S>(src, src_layout)));
         write_values(dst, &values);
     });
     Ok(())
@@ -21,20 +20,24 @@ pub fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.
 pub fn write_values<T: Element>(dst: &Tensor, values: &[T]) {
-    debug_assert_eq!(values.len(), dst.numel());
-    // SAFETY: `values` is an owned buffer, never a slice of dst's storage.
-    let out = unsafe { dst.storage().slice_mut::<T>() };
-    scatter_rows(out, dst.layout(), values);
-}
-
-fn scatter_rows<T: Copy>(out: &mut [T], layout: &Layout, values: &[T]) {
+    assert_eq!(
+        values.len(),
+        dst.numel(),
+        "write_values: one value per element"
+    );
+    let out = access::<T>(dst);
     let mut pos = 0;
-    for_each_inner_run(layout, |start, stride, len| {
-        if stride == 1 {
-            out[start..start + len].copy_from_slice(&values[pos..pos + len]);
-        } else {
-            for i in 0..len {
-                out[start + i * stride] = values[pos + i];
+    for_each_inner_run(out.layout(), |start, stride, len| {
+        let run = &values[pos..pos + len];
+        // SAFETY: the run is one of dst's layout runs; `values` is an owned buffer, never
+        // storage memory, and no reference into dst's storage is alive here.
+        unsafe {
+            if stride == 1 {
+                out.write_run(start, run);
+            } else {
+                for (i, &v) in run.iter().enumerate() {
+                    out.write(start + i * stride, v);
+                }
             }
         }
         pos += len;
@@ -43,11 +46,11 @@ fn scatter_rows<T: Copy>(out: &mut [T], layout: &Layout, values: &[T]) {
 
 /// Fill every element of `dst` with one value.
 pub fn fill<T: Element>(dst: &Tensor, value: T) {
-    // SAFETY: no other slice of this storage is held during the fill.
-    let out = unsafe { dst.storage().slice_mut::<T>() };
-    for_each_inner_run(dst.layout(), |start, stride, len| {
+    let out = access::<T>(dst);
+    for_each_inner_run(out.layout(), |start, stride, len| {
         for i in 0..len {
-            out[start + i * stride] = value;
+            // SAFETY: an element of dst's layout; no reference into its storage is alive.
+            unsafe { out.write(start + i * stride, value) };
         }
     });
 }

@@ -4,14 +4,15 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::Result;
-use crate::kernels::{coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
+use crate::kernels::{access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
 use crate::tensor::Tensor;
 
 /// `f` applied to every element of `x` (read as `T`), giving a contiguous tensor of `U`.
 pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
-    let data = contiguous_data::<T>(x);
+    // SAFETY: read-only; `data` is dropped before returning and the output is fresh.
+    let data = unsafe { contiguous_data::<T>(x) };
     let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
         crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
     } else {
@@ -78,7 +79,8 @@ pub fn zip<T: Element, U: Element>(
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
     if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous()
     {
-        let (x, y) = (contiguous_data::<T>(&a), contiguous_data::<T>(&b));
+        // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+        let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
         let out: Vec<U> = if n >= PARALLEL_GRAIN {
             crate::kernels::on_pool(|| {
                 x.par_iter()
@@ -91,29 +93,36 @@ pub fn zip<T: Element, U: Element>(
         };
         return Ok(tensor_from(out, &shape));
     }
-    let la = a.layout().expand_to(&shape)?;
-    let lb = b.layout().expand_to(&shape)?;
-    let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
+    let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
+    let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);
     let mut out: Vec<U> = Vec::with_capacity(n);
-    for_each_run(&shape, [&la, &lb], |[oa, ob], [ia, ib], len| {
-        match (ia, ib) {
-            (1, 1) => out.extend(
-                sa[oa..oa + len]
-                    .iter()
-                    .zip(&sb[ob..ob + len])
-                    .map(|(&p, &q)| f(p, q)),
-            ),
-            (1, 0) => {
-                let q = sb[ob];
-                out.extend(sa[oa..oa + len].iter().map(|&p| f(p, q)))
+    for_each_run(
+        &shape,
+        [sa.layout(), sb.layout()],
+        |[oa, ob], [ia, ib], len| {
+            // SAFETY: (oa, ia, len) and (ob, ib, len) are runs of the two checked layouts, and
+            // a slice is formed only over a stride-1 run; nothing writes storage here (the
+            // output is a fresh Vec).
+            unsafe {
+                let run_a = if ia == 1 { sa.run(oa, len) } else { None };
+                let run_b = if ib == 1 { sb.run(ob, len) } else { None };
+                match (run_a, run_b, ia, ib) {
+                    (Some(x), Some(y), _, _) => out.extend(x.iter().zip(y).map(|(&p, &q)| f(p, q))),
+                    (Some(x), None, _, 0) => {
+                        let q = sb.read(ob);
+                        out.extend(x.iter().map(|&p| f(p, q)))
+                    }
+                    (None, Some(y), 0, _) => {
+                        let p = sa.read(oa);
+                        out.extend(y.iter().map(|&q| f(p, q)))
+                    }
+                    _ => {
+                        out.extend((0..len).map(|i| f(sa.read(oa + i * ia), sb.read(ob + i * ib))))
+                    }
+                }
             }
-            (0, 1) => {
-                let p = sa[oa];
-                out.extend(sb[ob..ob + len].iter().map(|&q| f(p, q)))
-            }
-            _ => out.extend((0..len).map(|i| f(sa[oa + i * ia], sb[ob + i * ib]))),
-        }
-    });
+        },
+    );
     Ok(tensor_from(out, &shape))
 }
 
@@ -126,24 +135,20 @@ pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tenso
     )?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    let lc = cond.layout().expand_to(&shape)?;
-    let la = a.layout().expand_to(&shape)?;
-    let lb = b.layout().expand_to(&shape)?;
-    let (sc, sa, sb) = (
-        cond.storage().slice::<bool>(),
-        a.storage().slice::<T>(),
-        b.storage().slice::<T>(),
-    );
+    let sc = access_as::<bool>(&cond, cond.layout().expand_to(&shape)?);
+    let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
+    let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);
     let mut out: Vec<T> = Vec::with_capacity(shape.iter().product());
     for_each_run(
         &shape,
-        [&lc, &la, &lb],
+        [sc.layout(), sa.layout(), sb.layout()],
         |[oc, oa, ob], [ic, ia, ib], len| {
-            out.extend((0..len).map(|i| {
-                if sc[oc + i * ic] {
-                    sa[oa + i * ia]
+            // SAFETY: runs of the three checked layouts; nothing writes storage here.
+            out.extend((0..len).map(|i| unsafe {
+                if sc.read(oc + i * ic) {
+                    sa.read(oa + i * ia)
                 } else {
-                    sb[ob + i * ib]
+                    sb.read(ob + i * ib)
                 }
             }))
         },

@@ -18,8 +18,8 @@ fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
 
 /// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
 pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Vec<T>> {
-    let idx = contiguous_data::<i64>(index);
-    let data = contiguous_data::<T>(src);
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let (idx, data) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = index.shape();
     let sstrides = contiguous_strides(src.shape());
     let istrides = contiguous_strides(ishape);
@@ -47,9 +47,9 @@ pub fn scatter_add<T: Arith>(
     index: &Tensor,
     src: &Tensor,
 ) -> Result<Vec<T>> {
-    let mut out: Vec<T> = contiguous_data::<T>(base).into_owned();
-    let idx = contiguous_data::<i64>(index);
-    let vals = contiguous_data::<T>(src);
+    let mut out: Vec<T> = crate::kernels::gather_as::<T>(base);
+    // SAFETY: read-only; dropped before returning; `out` is a fresh Vec.
+    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = index.shape();
     let ostrides = contiguous_strides(base.shape());
     let istrides = contiguous_strides(ishape);
@@ -79,10 +79,11 @@ pub fn restride<T: Arith>(
     from: &crate::layout::Layout,
     to: &crate::layout::Layout,
 ) -> Result<Vec<T>> {
-    let extent = from.storage_extent().max(to.storage_extent());
+    let extent = from.storage_extent()?.max(to.storage_extent()?);
     crate::storage::ensure_allocatable(extent + to.numel(), std::mem::size_of::<T>())?;
     let mut buf = vec![T::zero(); extent];
-    let vals = contiguous_data::<T>(x);
+    // SAFETY: read-only; dropped before returning; `buf` is a fresh Vec.
+    let vals = unsafe { contiguous_data::<T>(x) };
     for (off, &v) in from.offsets().zip(vals.iter()) {
         buf[off] = buf[off] + v;
     }

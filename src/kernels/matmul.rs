@@ -2,10 +2,13 @@
 //! a plain loop for integers and bfloat16 (via f32).
 
 use rayon::prelude::*;
+use smallvec::smallvec;
 
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::traits::Arith;
+use crate::layout::Layout;
+use crate::storage::Access;
 use crate::tensor::Tensor;
 
 /// A matrix operand: base slice plus offset and row/column strides (in elements).
@@ -16,10 +19,23 @@ pub struct MatRef {
     pub cs: usize,
 }
 
-/// The output buffer, shared by the threads that each write a disjoint block of it.
+impl MatRef {
+    /// The `rows`×`cols` matrix this describes, as a layout of its storage.
+    fn layout(self, rows: usize, cols: usize) -> Layout {
+        Layout {
+            shape: smallvec![rows, cols],
+            strides: smallvec![self.rs, self.cs],
+            offset: self.offset,
+        }
+    }
+}
+
+/// A buffer shared by the threads that each write a disjoint block of it (the output)
+/// or only read it (the operands).
 #[derive(Clone, Copy)]
 struct OutPtr<T>(*mut T);
-// SAFETY: blocks handed to different threads never overlap (see `blocks`).
+// SAFETY: output blocks handed to different threads never overlap (see `blocks`);
+// operand pointers are only read.
 unsafe impl<T> Send for OutPtr<T> {}
 unsafe impl<T> Sync for OutPtr<T> {}
 
@@ -104,7 +120,6 @@ pub fn batched<T: Element + Arith>(
     // Every element is written below (gemm with read_dst=false, or the plain loop), so
     // the buffer is not zero-filled first.
     let mut out: Vec<T> = Vec::with_capacity(total);
-    let (sa, sb) = (a.storage().slice::<T>(), b.storage().slice::<T>());
     let gemm_native = matches!(
         T::DTYPE,
         DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
@@ -114,15 +129,19 @@ pub fn batched<T: Element + Arith>(
     let base = OutPtr(out.as_mut_ptr());
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
+        // Each operand matrix as a layout, checked against its storage (access note).
+        let sa = Access::<T>::new(a.storage(), am.layout(m, k))?;
+        let sb = Access::<T>::new(b.storage(), bm.layout(k, n))?;
+        let (pa, pb) = (OutPtr(sa.base_ptr()), OutPtr(sb.base_ptr()));
         let dst = OutPtr(base.0.wrapping_add(bi * m * n));
         let run = |blk: &Block| {
             // SAFETY: the block lies inside this product's m×n output, disjoint from the
-            // blocks other threads write; operand indices stay inside their layouts,
-            // which were checked against their storages when the tensors were made.
+            // blocks other threads write; operand reads stay inside the m×k and k×n
+            // layouts checked above, through raw pointers only (access note).
             unsafe {
                 let out_blk = dst.get().add(blk.r0 * n + blk.c0);
-                let a_blk = sa.as_ptr().add(am.offset + blk.r0 * am.rs);
-                let b_blk = sb.as_ptr().add(bm.offset + blk.c0 * bm.cs);
+                let a_blk = pa.get().add(am.offset + blk.r0 * am.rs) as *const T;
+                let b_blk = pb.get().add(bm.offset + blk.c0 * bm.cs) as *const T;
                 if gemm_native {
                     gemm::gemm(
                         blk.rows,

@@ -1,6 +1,7 @@
-//! Math only, no autograd. Every kernel reads its inputs as typed slices (borrowed when
-//! contiguous, gathered otherwise) and writes a fresh contiguous output; in-place ops
-//! then copy that output into the destination (see `copy::write_into`).
+//! Math only, no autograd. Kernels reach storage only through `storage::Access` (see
+//! the access note in storage.rs): inputs are read in place when contiguous, gathered
+//! otherwise, and every kernel writes a fresh contiguous output; in-place ops then copy
+//! that output into the destination (see `copy::write_into`).
 
 pub mod copy;
 pub mod elementwise;
@@ -14,6 +15,7 @@ use std::borrow::Cow;
 
 use crate::dtype::{cast, DType, Element};
 use crate::layout::Layout;
+use crate::storage::Access;
 use crate::tensor::Tensor;
 
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
@@ -50,44 +52,79 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Typed access to `t`'s elements under `layout` (its own, or one derived from it by
+/// broadcasting or permuting). A failure is an internal bug, never input: every
+/// tensor's layout was checked against its storage when the tensor was made.
+pub fn access_as<T: Element>(t: &Tensor, layout: Layout) -> Access<'_, T> {
+    match Access::new(t.storage(), layout) {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Typed access to `t`'s elements under its own layout.
+pub fn access<T: Element>(t: &Tensor) -> Access<'_, T> {
+    match Access::new(t.storage(), t.layout()) {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// The tensor's elements in row-major order as `T`, borrowing when possible.
-pub fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
+///
+/// # Safety
+/// A borrowed result is storage memory (access note, point 2 in storage.rs): the caller
+/// drops it before its kernel returns and writes no tensor that shares `t`'s storage
+/// while holding it.
+pub unsafe fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
     if t.numel() == 0 {
         return Cow::Owned(Vec::new());
     }
     if t.dtype() == T::DTYPE && t.is_contiguous() {
-        let s = t.storage().slice::<T>();
-        let start = t.offset();
-        return Cow::Borrowed(&s[start..start + t.numel()]);
+        if let Some(s) = access::<T>(t).contiguous() {
+            return Cow::Borrowed(s);
+        }
     }
     Cow::Owned(gather_as::<T>(t))
 }
 
 /// Copy a strided tensor into a new row-major Vec, casting to `T`.
 pub fn gather_as<T: Element>(t: &Tensor) -> Vec<T> {
-    crate::with_dtype!(t.dtype(), S => gather_cast::<S, T>(t.storage().slice::<S>(), t.layout()))
+    crate::with_dtype!(t.dtype(), S => gather_cast::<S, T>(&access::<S>(t)))
 }
 
-/// Row-major gather of `layout` from `src`, casting each element.
-pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T> {
+/// Row-major gather of `src`'s layout, casting each element.
+pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
+    let layout = src.layout();
     let n = layout.numel();
     let mut out = Vec::with_capacity(n);
     if n == 0 {
         return out;
     }
+    // SAFETY (all reads below): offsets come from the layout's own runs, the slices live
+    // only inside this function, and nothing is written to storage here.
     if layout.is_contiguous() {
-        let s = &src[layout.offset..layout.offset + n];
-        out.extend(s.iter().map(|&x| cast::<S, T>(x)));
+        match unsafe { src.run(layout.offset, n) } {
+            Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
+            None => {
+                out.extend((0..n).map(|i| cast::<S, T>(unsafe { src.read(layout.offset + i) })))
+            }
+        }
         return out;
     }
-    if let Some(out) = gather_transposed(src, layout) {
+    if let Some(out) = gather_transposed(src) {
         return out;
     }
     for_each_inner_run(layout, |start, stride, len| {
-        if stride == 1 {
-            out.extend(src[start..start + len].iter().map(|&x| cast::<S, T>(x)));
-        } else {
-            out.extend((0..len).map(|i| cast::<S, T>(src[start + i * stride])));
+        // A slice only over a stride-1 run: exactly the elements the layout covers.
+        match (stride == 1)
+            .then(|| unsafe { src.run(start, len) })
+            .flatten()
+        {
+            Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
+            None => {
+                out.extend((0..len).map(|i| cast::<S, T>(unsafe { src.read(start + i * stride) })))
+            }
         }
     });
     out
@@ -95,7 +132,8 @@ pub fn gather_cast<S: Element, T: Element>(src: &[S], layout: &Layout) -> Vec<T>
 
 /// A transposed matrix (coalesced shape [R, C] with strides [1, s]): copied in square
 /// tiles so both the reads and the writes stay in cache. None for other layouts.
-fn gather_transposed<S: Element, T: Element>(src: &[S], layout: &Layout) -> Option<Vec<T>> {
+fn gather_transposed<S: Element, T: Element>(src: &Access<'_, S>) -> Option<Vec<T>> {
+    let layout = src.layout();
     let (shape, strides) = coalesce(&layout.shape, &[&layout.strides]);
     if shape.len() != 2 || strides[0][0] != 1 || strides[0][1] == 1 || shape[0] * shape[1] < 4096 {
         return None;
@@ -108,9 +146,10 @@ fn gather_transposed<S: Element, T: Element>(src: &[S], layout: &Layout) -> Opti
     for r0 in (0..rows).step_by(TILE) {
         for c0 in (0..cols).step_by(TILE) {
             for c in c0..(c0 + TILE).min(cols) {
-                let col = &src[layout.offset + c * cs..];
+                let col = layout.offset + c * cs;
                 for r in r0..(r0 + TILE).min(rows) {
-                    dst[r * cols + c].write(cast::<S, T>(col[r]));
+                    // SAFETY: (r, c) is an element of the layout: offset + r*1 + c*cs.
+                    dst[r * cols + c].write(cast::<S, T>(unsafe { src.read(col + r) }));
                 }
             }
         }
@@ -203,6 +242,13 @@ pub fn cast_tensor(t: &Tensor, dtype: DType) -> Tensor {
 
 /// Whether a floating or complex tensor holds a NaN (anomaly mode's check).
 pub fn has_nan(t: &Tensor) -> bool {
+    // SAFETY: read-only scan; the borrowed data is dropped before returning.
+    unsafe { has_nan_in(t) }
+}
+
+/// # Safety
+/// As `contiguous_data`.
+unsafe fn has_nan_in(t: &Tensor) -> bool {
     use crate::kernels::traits::Float;
     match t.dtype() {
         DType::F16 => contiguous_data::<half::f16>(t).iter().any(|v| v.is_nan_()),

@@ -1,6 +1,8 @@
 //! Reductions over a set of dims. Inputs are viewed with kept dims first and reduced
 //! dims last, so every output element reduces one contiguous row.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -37,14 +39,17 @@ pub fn reduce_rows<T: Element, U: Send>(
     let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
     let row_len: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let out_len: usize = reduced_shape(x.shape(), dims).iter().product();
-    let data: std::borrow::Cow<[T]> =
-        if x.numel() > 0 && x.dtype() == T::DTYPE && layout.is_contiguous() {
-            let s = x.storage().slice::<T>();
-            std::borrow::Cow::Borrowed(&s[layout.offset..layout.offset + layout.numel()])
-        } else {
-            std::borrow::Cow::Owned(crate::with_dtype!(x.dtype(), S =>
-            crate::kernels::gather_cast::<S, T>(x.storage().slice::<S>(), &layout)))
-        };
+    let data = crate::with_dtype!(x.dtype(), S => {
+        let src = crate::kernels::access_as::<S>(x, layout);
+        // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
+        match unsafe { src.contiguous() } {
+            Some(s) if S::DTYPE == T::DTYPE => {
+                // SAFETY: S and T are the same type (same dtype), so this is a no-op cast.
+                Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) })
+            }
+            _ => Cow::Owned(crate::kernels::gather_cast::<S, T>(&src)),
+        }
+    });
     if row_len == 0 {
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }

@@ -465,7 +465,7 @@ impl Op for Pow {
         let (a, b) = (&inputs[0], &inputs[1]);
         let dtype = tensor_dtype(Arithmetic::Pow, a, b);
         if dtype.category() == Category::Integral {
-            let negative = crate::with_dtype!(b.dtype(), T => crate::kernels::contiguous_data::<T>(b).iter().any(|v| v.to_f64() < 0.0));
+            let negative = crate::with_dtype!(b.dtype(), T => crate::kernels::gather_as::<T>(b).iter().any(|v| v.to_f64() < 0.0));
             if negative {
                 return Err(Error::runtime(
                     "Integers to negative integer powers are not allowed.",

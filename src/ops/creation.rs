@@ -181,10 +181,10 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(&[n, m], dtype)?;
     crate::with_dtype!(dtype, T => {
-        // SAFETY: `t` is fresh; no other slice of its storage exists.
-        let s = unsafe { t.storage().slice_mut::<T>() };
+        let diag = crate::kernels::access_as::<T>(&t, t.layout().diagonal(0, 0, 1)?);
         for i in 0..n.min(m) {
-            s[i * m + i] = T::one();
+            // SAFETY: element i of the diagonal layout of a fresh tensor nobody else sees.
+            unsafe { diag.write(i * (m + 1), T::one()) };
         }
     });
     Ok(t)

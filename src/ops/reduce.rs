@@ -49,7 +49,8 @@ fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
         && dims.iter().enumerate().all(|(i, &d)| i == d);
     crate::with_arith!(dtype, "sum", T => {
         if leading && out_shape.iter().product::<usize>() > 1 {
-            let data = crate::kernels::contiguous_data::<T>(x);
+            // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+            let data = unsafe { crate::kernels::contiguous_data::<T>(x) };
             let inner: usize = out_shape.iter().product();
             let outer = x.numel() / inner.max(1);
             return Ok(tensor_from(sum_leading(&data, outer, inner), &out_shape));

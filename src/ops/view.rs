@@ -63,7 +63,13 @@ impl ViewKind {
                 if off < 0 {
                     return Err(Error::runtime(format!("Tensor: invalid storage offset {off}")));
                 }
-                Layout::as_strided(size, stride, off as usize)?
+                // Sizes and strides were checked when the view was asked for; the
+                // storage bounds are checked where the view is made (make_view).
+                Layout {
+                    shape: size.clone(),
+                    strides: stride.clone(),
+                    offset: off as usize,
+                }
             }
             ViewKind::Alias => l.clone(),
         })
@@ -100,7 +106,7 @@ impl Op for ViewOp {
         if !self.tracked_view {
             return Ok(smallvec![x.fresh_with_shape(&layout.shape)]);
         }
-        Ok(smallvec![x.make_view(layout, creation_meta(x, None))])
+        Ok(smallvec![x.make_view(layout, creation_meta(x, None))?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -310,30 +316,21 @@ pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
     )
 }
 
-pub fn as_strided(
-    x: &Tensor,
-    size: &[usize],
-    stride: &[usize],
-    offset: Option<usize>,
-) -> Result<Tensor> {
-    let rel = offset.map_or(0, |o| o as isize - x.offset() as isize);
+/// `as_strided(size, stride, storage_offset)`: the raw signed arguments are checked in
+/// torch's order and against `x`'s storage (torch's texts) before any view exists.
+pub fn as_strided(x: &Tensor, size: &[i64], stride: &[i64], offset: Option<i64>) -> Result<Tensor> {
+    let layout = Layout::as_strided(
+        size,
+        stride,
+        offset.unwrap_or(x.offset() as i64),
+        x.dtype().itemsize(),
+        x.storage().nbytes(),
+    )?;
     let kind = ViewKind::AsStrided {
-        size: size.into(),
-        stride: stride.into(),
-        offset: rel,
+        offset: layout.offset as isize - x.offset() as isize,
+        size: layout.shape,
+        stride: layout.strides,
     };
-    let layout = kind.apply(x.layout())?;
-    if layout.storage_extent() > x.storage().len() {
-        return Err(Error::runtime(format!(
-            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
-            crate::shape::fmt_dims(size),
-            crate::shape::fmt_dims(stride),
-            layout.offset,
-            x.dtype().itemsize(),
-            layout.storage_extent() * x.dtype().itemsize(),
-            x.storage().nbytes()
-        )));
-    }
     view_op(x, "AsStridedBackward0", kind)
 }
 
@@ -362,7 +359,7 @@ impl Op for AsStrided {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         Ok(smallvec![
-            inputs[0].make_view(self.layout.clone(), CreationMeta::Default)
+            inputs[0].make_view(self.layout.clone(), CreationMeta::Default)?
         ])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
@@ -438,7 +435,7 @@ impl Op for MultiView {
         };
         let mut out = Outputs::new();
         for (j, kind) in self.piece_kinds().iter().enumerate() {
-            out.push(x.make_view(kind.apply(x.layout())?, creation_meta(x, Some((short, j)))));
+            out.push(x.make_view(kind.apply(x.layout())?, creation_meta(x, Some((short, j))))?);
         }
         Ok(out)
     }
