@@ -319,3 +319,38 @@ def test_concurrent_accumulation_into_one_leaf_loses_nothing():
         t.join(timeout=60)
     assert not any(t.is_alive() for t in ts)
     assert leaf.grad.min().item() == leaf.grad.max().item() == 4 * passes
+
+
+def test_hook_finalizer_runs_outside_internal_locks():
+    # Issue 7 §2 (no internal lock held while calling Python): removing a hook drops it
+    # after the tensor's / node's lock is released, so a finalizer may use them.
+    out = run_script(
+        """
+        import ferrograd as torch
+
+        t = torch.ones(2, requires_grad=True)
+
+        class H:
+            def __call__(self, g):
+                return g
+
+            def __del__(self):
+                t.requires_grad
+
+        t.register_hook(H()).remove()
+        y = t * 2
+
+        class P:
+            def __call__(self, g):
+                return None
+
+            def __del__(self):
+                y.grad_fn.register_prehook(lambda g: None)
+
+        y.grad_fn.register_prehook(P()).remove()
+        y.register_hook(H()).remove()
+        print("ok")
+        """,
+        timeout=30,
+    )
+    assert out.strip() == "ok"

@@ -69,8 +69,12 @@ impl<H: ?Sized> HookList<H> {
         self.items.push((id, hook));
         id
     }
-    pub fn remove(&mut self, id: u64) {
-        self.items.retain(|(i, _)| *i != id);
+    /// Unregister `id`, handing the hook back: the caller drops it once the lock that
+    /// guards this list is released (dropping a host object may run host code).
+    #[must_use = "drop the removed hook outside the list's lock"]
+    pub fn remove(&mut self, id: u64) -> Option<Arc<H>> {
+        let pos = self.items.iter().position(|(i, _)| *i == id)?;
+        Some(self.items.remove(pos).1)
     }
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()

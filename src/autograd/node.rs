@@ -193,13 +193,19 @@ impl Node {
 
     /// Free saved tensors (end of a backward without retain_graph).
     pub fn release_saved(&self) {
-        let mut s = self.saved_slots();
-        if !s.slots.iter().all(|x| x.is_none()) || !s.released {
-            for slot in s.slots.iter_mut().flatten() {
-                slot.release();
+        // The values are dropped after the lock: a packed value may be a host object.
+        let mut freed: SmallVec<[SavedTensor; 2]> = SmallVec::new();
+        {
+            let mut s = self.saved_slots();
+            if !s.slots.iter().all(|x| x.is_none()) || !s.released {
+                for slot in s.slots.iter_mut().flatten() {
+                    freed.push(slot.clone());
+                    slot.release();
+                }
+                s.released = true;
             }
-            s.released = true;
         }
+        drop(freed);
         if let NodeKind::CopySlices(cs) = &self.kind {
             cs.inner.release_saved();
         }

@@ -197,27 +197,40 @@ impl RemovableHandle {
         match target {
             Target::LeafHook(t) => {
                 if let Some(t) = t.upgrade() {
-                    t.meta().leaf_hooks.remove(id);
+                    let removed = t.meta().leaf_hooks.remove(id);
+                    drop(removed); // after the lock: a hook's finalizer may run Python
                 }
             }
             Target::PostAccumulate(t) => {
                 if let Some(t) = t.upgrade() {
-                    t.meta().post_accumulate_hooks.remove(id);
+                    let removed = t.meta().post_accumulate_hooks.remove(id);
+                    drop(removed);
                 }
             }
             Target::TensorPre(n) => {
                 if let Some(n) = n.upgrade() {
-                    n.extras().tensor_pre_hooks.retain(|(_, i, _)| *i != id);
+                    let removed: Vec<_> = {
+                        let mut extras = n.extras();
+                        let hooks = &mut extras.tensor_pre_hooks;
+                        let (gone, kept) = std::mem::take(hooks)
+                            .into_iter()
+                            .partition(|(_, i, _)| *i == id);
+                        *hooks = kept;
+                        gone
+                    };
+                    drop(removed);
                 }
             }
             Target::NodePre(n) => {
                 if let Some(n) = n.upgrade() {
-                    n.extras().pre_hooks.remove(id);
+                    let removed = n.extras().pre_hooks.remove(id);
+                    drop(removed);
                 }
             }
             Target::NodePost(n) => {
                 if let Some(n) = n.upgrade() {
-                    n.extras().post_hooks.remove(id);
+                    let removed = n.extras().post_hooks.remove(id);
+                    drop(removed);
                 }
             }
         }
