@@ -45,38 +45,51 @@ impl Layout {
     /// Bytes from the storage start to one past the last element for items of
     /// `itemsize` bytes: torch's `computeStorageNbytes` (an overflow above `i64::MAX` is
     /// its error; 0 when any size is 0). Any usize overflow is above `i64::MAX` too.
+    #[inline]
     fn extent_bytes(&self, itemsize: usize) -> Result<usize> {
-        if self.shape.contains(&0) {
-            return Ok(0);
-        }
+        let (shape, strides) = (self.shape.as_slice(), self.strides.as_slice());
         let mut end = self.offset.checked_add(1);
-        for (&n, &s) in self.shape.iter().zip(&self.strides) {
+        for (&n, &s) in shape.iter().zip(strides) {
+            if n == 0 {
+                return Ok(0);
+            }
             end = end.and_then(|e| e.checked_add((n - 1).checked_mul(s)?));
         }
         match end.and_then(|e| e.checked_mul(itemsize)) {
             Some(b) if b <= i64::MAX as usize => Ok(b),
-            _ => Err(overflow_error(
-                &self.shape.iter().map(|&n| n as i64).collect::<Vec<_>>(),
-                &self.strides.iter().map(|&s| s as i64).collect::<Vec<_>>(),
-            )),
+            _ => Err(self.overflow()),
         }
+    }
+
+    #[cold]
+    fn overflow(&self) -> Error {
+        overflow_error(
+            &self.shape.iter().map(|&n| n as i64).collect::<Vec<_>>(),
+            &self.strides.iter().map(|&s| s as i64).collect::<Vec<_>>(),
+        )
     }
 
     /// torch's `checkInBoundsForStorage`: this layout must only reach elements of a
     /// storage of `storage_nbytes` bytes holding items of `itemsize` bytes.
+    #[inline]
     pub fn check_in_storage(&self, storage_nbytes: usize, itemsize: usize) -> Result<()> {
         let required = self.extent_bytes(itemsize)?;
         if required > storage_nbytes {
-            return Err(out_of_bounds_error(
-                &fmt_i64s(self.shape.iter().map(|&n| n as i64)),
-                &fmt_i64s(self.strides.iter().map(|&s| s as i64)),
-                self.offset as i64,
-                itemsize,
-                required as u64,
-                storage_nbytes,
-            ));
+            return Err(self.out_of_bounds(itemsize, required, storage_nbytes));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn out_of_bounds(&self, itemsize: usize, required: usize, storage_nbytes: usize) -> Error {
+        out_of_bounds_error(
+            &fmt_i64s(self.shape.iter().map(|&n| n as i64)),
+            &fmt_i64s(self.strides.iter().map(|&s| s as i64)),
+            self.offset as i64,
+            itemsize,
+            required as u64,
+            storage_nbytes,
+        )
     }
 
     /// Row-major contiguous (size-1 dims may have any stride).

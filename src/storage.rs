@@ -197,6 +197,11 @@ impl Drop for Storage {
     }
 }
 
+#[cold]
+fn dtype_mismatch(have: DType, want: DType) -> Error {
+    Error::runtime(format!("internal error: {have:?} storage read as {want:?}"))
+}
+
 /// Typed, bounds-checked access to the elements one layout reaches in one storage (see
 /// "Note: storage access" at the top of this file). Cheap to build: O(ndim) checks.
 pub struct Access<'a, T> {
@@ -213,14 +218,11 @@ unsafe impl<T: Sync> Sync for Access<'_, T> {}
 impl<'a, T: Element> Access<'a, T> {
     /// Fails (an internal error: layouts are checked where tensors are made) when the
     /// storage holds another dtype or the layout reaches past its end.
+    #[inline]
     pub fn new(storage: &'a Storage, layout: impl Into<Cow<'a, Layout>>) -> Result<Access<'a, T>> {
         let layout = layout.into();
         if storage.dtype != T::DTYPE {
-            return Err(Error::runtime(format!(
-                "internal error: {:?} storage read as {:?}",
-                storage.dtype,
-                T::DTYPE
-            )));
+            return Err(dtype_mismatch(storage.dtype, T::DTYPE));
         }
         layout.check_in_storage(storage.bytes, storage.dtype.itemsize())?;
         Ok(Access {
@@ -290,6 +292,7 @@ impl<'a, T: Element> Access<'a, T> {
     ///
     /// # Safety
     /// As `run`.
+    #[inline]
     pub unsafe fn contiguous(&self) -> Option<&'a [T]> {
         if self.layout.is_contiguous() {
             self.run(self.layout.offset, self.layout.numel())

@@ -55,19 +55,20 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// Typed access to `t`'s elements under `layout` (its own, or one derived from it by
 /// broadcasting or permuting). A failure is an internal bug, never input: every
 /// tensor's layout was checked against its storage when the tensor was made.
+#[inline]
 pub fn access_as<T: Element>(t: &Tensor, layout: Layout) -> Access<'_, T> {
-    match Access::new(t.storage(), layout) {
-        Ok(a) => a,
-        Err(e) => panic!("{e}"),
-    }
+    Access::new(t.storage(), layout).unwrap_or_else(|e| internal_error(e))
 }
 
 /// Typed access to `t`'s elements under its own layout.
+#[inline]
 pub fn access<T: Element>(t: &Tensor) -> Access<'_, T> {
-    match Access::new(t.storage(), t.layout()) {
-        Ok(a) => a,
-        Err(e) => panic!("{e}"),
-    }
+    Access::new(t.storage(), t.layout()).unwrap_or_else(|e| internal_error(e))
+}
+
+#[cold]
+fn internal_error(e: crate::error::Error) -> ! {
+    panic!("{e}")
 }
 
 /// The tensor's elements in row-major order as `T`, borrowing when possible.
@@ -80,7 +81,7 @@ pub unsafe fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
     if t.numel() == 0 {
         return Cow::Owned(Vec::new());
     }
-    if t.dtype() == T::DTYPE && t.is_contiguous() {
+    if t.dtype() == T::DTYPE {
         if let Some(s) = access::<T>(t).contiguous() {
             return Cow::Borrowed(s);
         }
