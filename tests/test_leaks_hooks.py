@@ -444,9 +444,14 @@ def test_hook_on_a_base_closing_over_its_view_of_views_is_collected():
     assert survivors(make_one) == 0
 
 
-# Still leaking (issue 7, section 4, left open): a node shared by two Python tensors where
-# one's hook holds the other along the chain, node metadata holding two outputs, pack
-# hooks inside a chain of views of views, and in-place writes through views of views.
+# Still leaking (issue 7, section 4, left open). A Python object reports what it holds
+# through Rust only for the part of the graph it owns alone; a node reachable from two
+# Python tensors is reported by neither:
+# - two tensors of one chain whose hooks hold each other: never collected;
+# - pack hooks keeping their outputs along a chain of views of views: each collection
+#   frees one link (the last), so a 10-link chain needs 10 collections;
+# - a hook holding a view and its base after in-place writes through views of views:
+#   never collected.
 # Strict: they fail the run as soon as they are fixed, so the marks cannot go stale.
 still_leaks = pytest.mark.xfail(
     not IS_REAL_TORCH, strict=True, reason="cycle through a shared node is not found yet"
