@@ -76,9 +76,22 @@ pub struct TensorImpl {
     pub py_handle: AtomicUsize,
 }
 
+/// Freed without recursion (see autograd::teardown): history, gradient and a view's
+/// base are queued rather than freed inside this call.
 impl Drop for TensorImpl {
     fn drop(&mut self) {
+        use crate::autograd::teardown::{defer_node, defer_tensor};
         LIVE_TENSORS.fetch_sub(1, Ordering::Relaxed);
+        let meta = self.autograd.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = meta.grad_fn.take() {
+            defer_node(f);
+        }
+        if let Some(g) = meta.grad.take() {
+            defer_tensor(g);
+        }
+        if let Some(view) = self.view.take() {
+            defer_tensor(view.base);
+        }
     }
 }
 

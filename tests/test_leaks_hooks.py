@@ -310,3 +310,193 @@ def test_node_metadata_holding_output_is_collected():
         return [weakref.ref(x), weakref.ref(y)]
 
     assert survivors(make_one) == 0
+
+
+# --------------------------------------------------------------------------- issue 7, section 4
+
+
+# torch: the pack closure's list holds the output, whose grad_fn (C++) holds the unpack
+# hook, which closes over the list; the C++ SavedVariable is not traversed: all survive.
+@torch_leaks
+def test_pack_hook_closure_keeping_what_it_packs_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        kept = []
+
+        def pack(t):
+            kept.append(t)
+            return len(kept) - 1
+
+        def unpack(i):
+            return kept[i]
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = x.exp()  # saves its output: kept holds y
+        return [weakref.ref(x), weakref.ref(y), weakref.ref(pack), weakref.ref(unpack)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+def test_pack_hook_closure_keeping_inputs_and_outputs_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        kept = {}
+
+        def pack(t):
+            kept[id(t)] = t
+            return id(t)
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda i: kept[i]):
+            y = (x * 2).sigmoid() * 3
+        return [weakref.ref(x), weakref.ref(y), weakref.ref(pack)]
+
+    assert survivors(make_one) == 0
+
+
+# torch: same (400 of 400 survive).
+@torch_leaks
+def test_unpack_hook_is_freed_with_its_graph():
+    class Unpack:
+        def __call__(self, t):
+            return t
+
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        unpack = Unpack()
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = x.exp()
+        return [weakref.ref(unpack), weakref.ref(y)]
+
+    assert survivors(make_one) == 0
+
+
+def test_unpack_hook_of_a_live_graph_still_runs():
+    # Nothing may be freed early: a graph still reachable keeps its hooks working
+    # through collections.
+    calls = []
+
+    def make_graph():
+        x = torch.randn(3, requires_grad=True)
+        kept = []
+
+        def pack(t):
+            kept.append(t)
+            return len(kept) - 1
+
+        def unpack(i):
+            calls.append(i)
+            return kept[i]
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = x.exp()
+        return x, y
+
+    x, y = make_graph()
+    gc.collect()
+    gc.collect()
+    y.sum().backward()
+    assert calls == [0]
+    assert torch.allclose(x.grad, x.exp())
+
+
+# torch: non-leaf hooks live on C++ nodes; all 600 survive.
+@torch_leaks
+def test_cycle_through_a_node_shared_by_two_tensors_graphs_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        h = x * 2  # h's node is in both a's and b's graphs
+        a = h + 1
+        b = h - 1
+        a.register_hook(lambda g: (b, g)[1])
+        b.register_hook(lambda g: (a, g)[1])
+        return [weakref.ref(x), weakref.ref(h), weakref.ref(a), weakref.ref(b)]
+
+    assert survivors(make_one) == 0
+
+
+# torch: all 600 survive.
+@torch_leaks
+def test_cycle_through_a_chain_of_views_of_views_is_collected():
+    def make_one():
+        x = torch.randn(4, 4, requires_grad=True)
+        h = x * 2
+        v = h
+        for _ in range(10):
+            v = v.view(16).view(4, 4)[:, :]
+        v.register_hook(lambda g: (v, g)[1])
+        return [weakref.ref(x), weakref.ref(h), weakref.ref(v)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+def test_hook_on_a_base_closing_over_its_view_of_views_is_collected():
+    def make_one():
+        x = torch.randn(4, 4, requires_grad=True)
+        h = x * 2
+        v = h
+        for _ in range(10):
+            v = v[:, :]
+        h.register_hook(lambda g: (v, g)[1])
+        return [weakref.ref(x), weakref.ref(h), weakref.ref(v)]
+
+    assert survivors(make_one) == 0
+
+
+# Still leaking (issue 7, section 4, left open). A Python object reports what it holds
+# through Rust only for the part of the graph it owns alone; a node reachable from two
+# Python tensors is reported by neither:
+# - two tensors of one chain whose hooks hold each other: never collected;
+# - pack hooks keeping their outputs along a chain of views of views: each collection
+#   frees one link (the last), so a 10-link chain needs 10 collections;
+# - a hook holding a view and its base after in-place writes through views of views:
+#   never collected.
+# Strict: they fail the run as soon as they are fixed, so the marks cannot go stale.
+still_leaks = pytest.mark.xfail(
+    not IS_REAL_TORCH, strict=True, reason="cycle through a shared node is not found yet"
+)
+
+
+@torch_leaks
+@still_leaks
+def test_cycle_between_two_tensors_of_one_chain_is_collected():
+    def make_one():
+        x = torch.randn(3, requires_grad=True)
+        a = x * 2
+        b = a * 3  # b's graph runs through a's node
+        a.register_hook(lambda g: (b, g)[1])
+        b.register_hook(lambda g: (a, g)[1])
+        return [weakref.ref(x), weakref.ref(a), weakref.ref(b)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+@still_leaks
+def test_pack_hooks_in_a_chain_of_views_of_views_are_collected():
+    def make_one():
+        x = torch.randn(4, 4, requires_grad=True)
+        v = x * 2
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            for _ in range(10):
+                v = v[1:].exp()[:, 1:]
+        return [weakref.ref(x), weakref.ref(v)]
+
+    assert survivors(make_one) == 0
+
+
+@torch_leaks
+@still_leaks
+def test_in_place_through_views_of_views_with_hook_is_collected():
+    def make_one():
+        x = torch.randn(4, 4, requires_grad=True)
+        h = x * 2
+        v = h
+        for _ in range(10):
+            v = v[:, :]
+            v.mul_(1.0)
+        v.register_hook(lambda g: (v, h, g)[2])
+        return [weakref.ref(x), weakref.ref(h), weakref.ref(v)]
+
+    assert survivors(make_one) == 0

@@ -23,6 +23,7 @@ pub mod mutation;
 pub mod node;
 pub mod saved;
 pub mod saved_hooks;
+pub mod teardown;
 pub mod view;
 pub mod warnings;
 

@@ -219,6 +219,28 @@ impl Node {
     }
 }
 
+/// Freed without recursion (see autograd::teardown): the next nodes, saved values and
+/// anomaly parent are queued; what `kind` holds is freed in place, since a tensor or
+/// node freed there queues its own children in turn.
+impl Drop for Node {
+    fn drop(&mut self) {
+        use crate::autograd::teardown::{defer_node, defer_tensor};
+        for edge in std::mem::take(&mut self.next_edges).into_iter().flatten() {
+            defer_node(edge.node);
+        }
+        let saved = self.saved.get_mut().unwrap_or_else(|e| e.into_inner());
+        for slot in saved.slots.iter_mut().flatten() {
+            if let Some(t) = slot.take_value() {
+                defer_tensor(t);
+            }
+        }
+        let extras = self.extras.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(parent) = extras.anomaly_parent.take() {
+            defer_node(parent);
+        }
+    }
+}
+
 /// `retain_grad()`: ask the tensor's producer to store the incoming gradient in `.grad`.
 pub fn retain_grad(t: &Tensor) -> crate::error::Result<()> {
     if !t.requires_grad() {

@@ -76,6 +76,11 @@ impl SavedTensor {
         self.data.as_ref()
     }
 
+    /// Give up the value held as is (for freeing a node without recursion).
+    pub fn take_value(&mut self) -> Option<Tensor> {
+        self.data.take()
+    }
+
     /// Host-language objects a pack hook turned this value into.
     pub fn foreign_refs(&self, out: &mut Vec<usize>) {
         if let Some(p) = &self.packed {

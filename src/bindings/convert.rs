@@ -213,6 +213,9 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
     })
 }
 
+/// Most dimensions nested data may have (torch's `MAX_DIMS` for `tensor(list)`).
+const MAX_DATA_DIMS: usize = 128;
+
 fn collect(
     obj: &Bound<'_, PyAny>,
     depth: usize,
@@ -247,6 +250,17 @@ fn collect(
     })?;
     let n = seq.len()?;
     if depth == shape.len() {
+        // Bounds this function's recursion whatever the input's nesting (torch's limit
+        // and text).
+        if depth >= MAX_DATA_DIMS {
+            return Err(PyValueError::new_err(format!(
+                "too many dimensions '{}'",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            )));
+        }
         if !out.is_empty() {
             return Err(PyValueError::new_err(format!(
                 "expected sequence of length 0 at dim {depth} (got {n})"
@@ -279,26 +293,33 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 pub fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     let values: Vec<Scalar> = crate::with_dtype!(t.dtype(), T =>
         crate::kernels::gather_as::<T>(t).into_iter().map(|v| v.to_scalar()).collect());
-    let mut pos = 0;
-    nest(py, t.shape(), &values, &mut pos)
-}
-
-fn nest(
-    py: Python<'_>,
-    shape: &[usize],
-    values: &[Scalar],
-    pos: &mut usize,
-) -> PyResult<Py<PyAny>> {
-    if shape.is_empty() {
-        let v = scalar_to_py(py, values[*pos])?;
-        *pos += 1;
-        return Ok(v);
+    let mut items = values
+        .into_iter()
+        .map(|s| scalar_to_py(py, s))
+        .collect::<PyResult<Vec<_>>>()?;
+    // Innermost dimension first, one level at a time: no recursion per dimension.
+    let shape = t.shape();
+    // groups[d]: how many lists dimension d makes (the product of the sizes before it).
+    let groups: Vec<usize> = std::iter::once(1)
+        .chain(shape.iter().scan(1usize, |p, &n| {
+            *p = p.saturating_mul(n);
+            Some(*p)
+        }))
+        .collect();
+    for d in (0..shape.len()).rev() {
+        let groups = groups[d];
+        let mut rest = items.into_iter();
+        items = (0..groups)
+            .map(|_| {
+                Ok(PyList::new(py, rest.by_ref().take(shape[d]))?
+                    .into_any()
+                    .unbind())
+            })
+            .collect::<PyResult<Vec<_>>>()?;
     }
-    let mut items = Vec::with_capacity(shape[0]);
-    for _ in 0..shape[0] {
-        items.push(nest(py, &shape[1..], values, pos)?);
-    }
-    Ok(PyList::new(py, items)?.into_any().unbind())
+    items
+        .pop()
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("tolist: empty result"))
 }
 
 // ---------------------------------------------------------------- numpy (no numpy import here)

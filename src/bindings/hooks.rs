@@ -302,12 +302,15 @@ pub fn register_node_hook(node: &Arc<Node>, f: Py<PyAny>, pre: bool) -> Removabl
 /// A (pack, unpack) pair of Python callables (`saved_tensors_hooks`).
 struct PySavedHooks {
     pack: Py<PyAny>,
-    unpack: Arc<Py<PyAny>>,
+    unpack: Py<PyAny>,
 }
 
+/// A packed value with its own reference to the unpack hook: each is reported to the
+/// collector by the node that saved it, so a hook (or value) that refers back to the
+/// graph is collected with it (issue 7, section 4).
 struct PyPacked {
     value: HeldPy,
-    unpack: Arc<Py<PyAny>>,
+    unpack: HeldPy,
 }
 
 impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
@@ -316,7 +319,7 @@ impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
             let value = self.pack.bind(py).call1((to_py(py, t.clone())?,))?.unbind();
             Ok(Box::new(PyPacked {
                 value: HeldPy::new(value),
-                unpack: self.unpack.clone(),
+                unpack: HeldPy::new(self.unpack.clone_ref(py)),
             })
                 as Box<dyn crate::autograd::saved_hooks::Packed>)
         })
@@ -326,7 +329,8 @@ impl crate::autograd::saved_hooks::SavedTensorHooks for PySavedHooks {
 
 impl crate::autograd::saved_hooks::Packed for PyPacked {
     fn foreign_refs(&self, out: &mut Vec<usize>) {
-        self.value.foreign_refs(out)
+        self.value.foreign_refs(out);
+        self.unpack.foreign_refs(out);
     }
     fn unpack(&self) -> Result<Tensor> {
         Python::attach(|py| {
@@ -344,10 +348,7 @@ impl crate::autograd::saved_hooks::Packed for PyPacked {
 
 #[pyfunction]
 pub fn _push_saved_tensors_hooks(pack: Py<PyAny>, unpack: Py<PyAny>) -> PyResult<()> {
-    let hooks = Arc::new(PySavedHooks {
-        pack,
-        unpack: Arc::new(unpack),
-    });
+    let hooks = Arc::new(PySavedHooks { pack, unpack });
     crate::bindings::errors::run(|| crate::autograd::saved_hooks::push_hooks(hooks))
 }
 
@@ -424,7 +425,7 @@ impl PySavedTensor {
         // The pack hook runs without the node's lock held: it may look at the node.
         let hooks = PySavedHooks {
             pack: pack_hook,
-            unpack: Arc::new(unpack_hook),
+            unpack: unpack_hook,
         };
         let packed = crate::autograd::saved_hooks::SavedTensorHooks::pack(&hooks, &value)
             .map_err(crate::bindings::errors::to_pyerr)?;
