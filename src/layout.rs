@@ -197,13 +197,10 @@ impl Layout {
     pub fn expand(&self, target: &[i64]) -> Result<Layout> {
         let nd = self.ndim();
         if target.len() < nd {
+            // ops::view::expand_sizes reports this with the tensor's type first.
             return Err(Error::runtime(format!(
-                "expand({}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-                "torch.FloatTensor",
-                crate::shape::fmt_dims(&self.shape).trim_matches(|c| c == '[' || c == ']'),
-                target.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
-                target.len(),
-                nd
+                "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({nd})",
+                target.len()
             )));
         }
         let off = target.len() - nd;

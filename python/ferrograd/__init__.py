@@ -23,6 +23,7 @@ from ._C import (
     from_numpy,
     full,
     full_like,
+    get_rng_state,
     initial_seed,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
@@ -38,6 +39,7 @@ from ._C import (
     randint,
     randn,
     randn_like,
+    set_rng_state,
     tensor,
     where,
     zeros,
@@ -65,6 +67,8 @@ from . import autograd
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import nn
 from . import cuda
+from . import random
+from . import utils
 
 __version__ = "0.1.0"
 
@@ -113,6 +117,10 @@ __all__ = [
     "randn_like",
     "manual_seed",
     "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "random",
+    "utils",
     "where",
     "allclose",
     "equal",

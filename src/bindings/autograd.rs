@@ -482,6 +482,14 @@ pub fn _current_graph_task_id() -> i64 {
     crate::engine::current::graph_task_id().map_or(-1, |id| id as i64)
 }
 
+/// torch's `_is_checkpoint_valid`: false while a backward call that names its `inputs`
+/// (`autograd.grad`, `backward(inputs=...)`) runs, where re-entrant checkpointing
+/// cannot work.
+#[pyfunction]
+pub fn _is_checkpoint_valid() -> bool {
+    crate::engine::current::checkpoint_valid()
+}
+
 /// Whether the backward call running on this thread will execute `node`.
 #[pyfunction]
 pub fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -232,21 +232,43 @@ fn collect(
         out.push(s);
         return Ok(());
     }
+    if obj.is_instance_of::<PyInt>() {
+        return Err(PyValueError::new_err("Overflow when unpacking long long"));
+    }
     if let Some(t) = as_tensor_ref(obj) {
-        if t.numel() == 1 && t.dim() == 0 {
+        if t.numel() != 1 {
+            return Err(PyValueError::new_err(
+                "only one element tensors can be converted to Python scalars",
+            ));
+        }
+        if t.dim() == 0 {
             let v = crate::with_dtype!(t.dtype(), T => crate::kernels::gather_as::<T>(&t)[0].to_scalar());
             out.push(v);
             return Ok(());
         }
     }
-    let seq = obj.cast::<PySequence>().map_err(|_| {
-        PyTypeError::new_err(format!(
+    let tname = || {
+        obj.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
+    // A string is a sequence of strings: refuse it before recursing into it forever.
+    if obj.is_instance_of::<pyo3::types::PyString>() || obj.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        if depth > 0 && depth == shape.len() && out.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "too many dimensions '{}'",
+                tname()
+            )));
+        }
+        return Err(PyTypeError::new_err(format!(
             "new(): invalid data type '{}'",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
+            tname()
+        )));
+    }
+    let seq = obj.cast::<PySequence>().map_err(|_| {
+        pyo3::exceptions::PyRuntimeError::new_err(format!("Could not infer dtype of {}", tname()))
     })?;
     let n = seq.len()?;
     if depth == shape.len() {

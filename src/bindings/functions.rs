@@ -8,6 +8,7 @@ use pyo3::types::PyTuple;
 use crate::bindings::convert::*;
 use crate::bindings::device::{device_arg, DeviceUse};
 use crate::bindings::errors::run;
+use crate::bindings::factory_args::*;
 use crate::bindings::tensor::to_py;
 use crate::dtype::{default_float_dtype, DType, Scalar};
 use crate::ops::{binary, creation};
@@ -89,10 +90,6 @@ pub fn from_numpy_py(py: Python<'_>, arr: &Bound<'_, PyAny>) -> PyResult<Py<PyAn
     to_py(py, from_numpy(arr)?)
 }
 
-fn dtype_or_default(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
-    Ok(opt_dtype(dtype)?.unwrap_or(default_float_dtype()))
-}
-
 macro_rules! filled_factory {
     ($name:ident, $value:expr) => {
         #[pyfunction]
@@ -110,8 +107,8 @@ macro_rules! filled_factory {
         ) -> PyResult<Py<PyAny>> {
             let _ = (layout, pin_memory, memory_format);
             device_arg(device, DeviceUse::alloc(stringify!($name)))?;
-            let shape = shape_arg(size)?;
-            let dtype = dtype_or_default(dtype)?;
+            let shape = size_arg(stringify!($name), size)?;
+            let dtype = dtype_arg(stringify!($name), dtype)?.unwrap_or(default_float_dtype());
             let t = run(|| creation::full(&shape, $value, dtype))?;
             finish(py, t, requires_grad)
         }
@@ -136,8 +133,8 @@ macro_rules! random_factory {
         ) -> PyResult<Py<PyAny>> {
             let _ = (generator, layout);
             device_arg(device, DeviceUse::alloc(stringify!($name)))?;
-            let shape = shape_arg(size)?;
-            let dtype = dtype_or_default(dtype)?;
+            let shape = size_arg(stringify!($name), size)?;
+            let dtype = dtype_arg(stringify!($name), dtype)?.unwrap_or(default_float_dtype());
             let t = run(|| $f(&shape, dtype))?;
             finish(py, t, requires_grad)
         }
@@ -161,10 +158,10 @@ pub fn full(
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
     device_arg(device, DeviceUse::alloc("full"))?;
-    let shape = shape_arg(&PyTuple::new(size.py(), [size])?)?;
-    let v = as_scalar(fill_value)
-        .ok_or_else(|| PyTypeError::new_err("full(): argument 'fill_value' must be Number"))?;
-    let dtype = opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
+    let shape = size_value("full", size, 1)?;
+    let v = number_arg("full", 2, fill_value)?;
+    let dtype = dtype_arg("full", dtype)?.unwrap_or(fill_dtype(v));
+    check_fill(v, dtype)?;
     finish(py, run(|| creation::full(&shape, v, dtype))?, requires_grad)
 }
 
@@ -204,8 +201,11 @@ pub fn full_like(
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let v = as_scalar(fill_value)
-        .ok_or_else(|| PyTypeError::new_err("full_like(): argument 'fill_value' must be Number"))?;
+    let v = number_arg("full_like", 2, fill_value)?;
+    let d = dtype_arg("full_like", dtype)?;
+    if let Some(t) = as_tensor_ref(input) {
+        check_fill(v, d.unwrap_or(t.dtype()))?;
+    }
     like(
         py,
         input,
@@ -229,8 +229,14 @@ fn like(
 ) -> PyResult<Py<PyAny>> {
     let _ = memory_format;
     device_arg(device.0, device.1)?;
-    let x = extract_tensor(input, "input")?;
-    let dtype = opt_dtype(dtype)?.unwrap_or(x.dtype());
+    let fname = device.1.fname;
+    let x = as_tensor_ref(input).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{fname}(): argument 'input' (position 1) must be Tensor, not {}",
+            crate::bindings::device::torch_type_name(input)
+        ))
+    })?;
+    let dtype = dtype_arg(fname, dtype)?.unwrap_or(x.dtype());
     let t = run(|| make(x.shape(), dtype))?;
     finish(py, t, requires_grad)
 }
@@ -248,18 +254,24 @@ pub fn arange(
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
     device_arg(device, DeviceUse::alloc("arange"))?;
-    let num = |o: &Bound<'_, PyAny>| {
-        as_scalar(o).ok_or_else(|| PyTypeError::new_err("arange(): arguments must be numbers"))
+    let (s, e) = match end.filter(|e| !e.is_none()) {
+        Some(e) => (arange_bound(start, "start", 1)?, arange_bound(e, "end", 2)?),
+        None => (Scalar::Int(0), arange_bound(start, "end", 1)?),
     };
-    let (s, e) = match end {
-        Some(e) if !e.is_none() => (num(start)?, num(e)?),
-        _ => (Scalar::Int(0), num(start)?),
+    let st = match step.filter(|st| !st.is_none()) {
+        Some(st) => arange_bound(st, "step", 3)?,
+        None => Scalar::Int(1),
     };
-    let st = match step {
-        Some(st) if !st.is_none() => num(st)?,
-        _ => Scalar::Int(1),
-    };
-    let dtype = opt_dtype(dtype)?;
+    let dtype = dtype_arg("arange", dtype)?;
+    let all_int = [s, e, st]
+        .iter()
+        .all(|v| matches!(v, Scalar::Int(_) | Scalar::Bool(_)));
+    let out_dtype = dtype.unwrap_or(if all_int {
+        DType::I64
+    } else {
+        default_float_dtype()
+    });
+    check_arange(s, e, st, out_dtype)?;
     finish(
         py,
         run(|| creation::arange(s, e, st, dtype))?,
@@ -280,7 +292,12 @@ pub fn linspace(
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
     device_arg(device, DeviceUse::alloc("linspace"))?;
-    let dtype = dtype_or_default(dtype)?;
+    let dtype = dtype_arg("linspace", dtype)?.unwrap_or(default_float_dtype());
+    if matches!(dtype, DType::Bool) {
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "\"linspace_cpu\" not implemented for 'Bool'",
+        ));
+    }
     finish(
         py,
         run(|| creation::linspace(start, end, steps, dtype))?,
@@ -292,22 +309,27 @@ pub fn linspace(
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn eye(
     py: Python<'_>,
-    n: i64,
-    m: Option<i64>,
+    n: &Bound<'_, PyAny>,
+    m: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<Py<PyAny>> {
     device_arg(device, DeviceUse::alloc("eye"))?;
-    let m = m.unwrap_or(n);
-    if n < 0 || m < 0 {
-        return Err(PyRuntimeError::new_err(format!(
-            "n must be greater or equal to 0, got {}",
-            n.min(m)
-        )));
+    let n = int_arg("eye", "n", 1, n)?;
+    let m = match m.filter(|m| !m.is_none()) {
+        Some(m) => int_arg("eye", "m", 2, m)?,
+        None => n,
+    };
+    for (name, v) in [("n", n), ("m", m)] {
+        if v < 0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "{name} must be greater or equal to 0, got {v}"
+            )));
+        }
     }
     let shape = to_shape(&[n, m])?;
-    let dtype = dtype_or_default(dtype)?;
+    let dtype = dtype_arg("eye", dtype)?.unwrap_or(default_float_dtype());
     finish(
         py,
         run(|| creation::eye(shape[0], shape[1], dtype))?,
@@ -328,11 +350,15 @@ pub fn randint(
     let _ = generator;
     device_arg(device, DeviceUse::alloc("randint"))?;
     let (low, high, size) = match args.len() {
-        2 => (0, args.get_item(0)?.extract::<i64>()?, args.get_item(1)?),
+        2 => (
+            0,
+            int_arg("randint", "high", 1, &args.get_item(0)?)?,
+            size_value("randint", &args.get_item(1)?, 2)?,
+        ),
         3 => (
-            args.get_item(0)?.extract::<i64>()?,
-            args.get_item(1)?.extract::<i64>()?,
-            args.get_item(2)?,
+            int_arg("randint", "low", 1, &args.get_item(0)?)?,
+            int_arg("randint", "high", 2, &args.get_item(1)?)?,
+            size_value("randint", &args.get_item(2)?, 3)?,
         ),
         _ => {
             return Err(PyTypeError::new_err(
@@ -340,8 +366,9 @@ pub fn randint(
             ))
         }
     };
-    let shape = to_shape(&seq_ints(size.cast()?)?)?;
-    let dtype = opt_dtype(dtype)?.unwrap_or(DType::I64);
+    let shape = size;
+    let dtype = dtype_arg("randint", dtype)?.unwrap_or(DType::I64);
+    check_randint(low, high, dtype)?;
     finish(
         py,
         run(|| creation::randint(low, high, &shape, dtype))?,
@@ -357,6 +384,34 @@ pub fn manual_seed(seed: i64) {
 #[pyfunction]
 pub fn initial_seed() -> u64 {
     crate::kernels::random::initial_seed()
+}
+
+/// `get_rng_state()`: the CPU generator's state as a uint8 tensor.
+#[pyfunction]
+pub fn get_rng_state(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let bytes = crate::kernels::random::get_state().to_vec();
+    to_py(
+        py,
+        run(|| Tensor::from_vec(bytes, &[crate::kernels::random::STATE_BYTES]))?,
+    )
+}
+
+/// `set_rng_state(state)`: restore a state `get_rng_state()` returned.
+#[pyfunction]
+pub fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
+    let Some(t) = as_tensor_ref(new_state) else {
+        return Err(PyTypeError::new_err(format!(
+            "expected a ferrograd.ByteTensor, but got {}",
+            crate::bindings::device::torch_type_name(new_state)
+        )));
+    };
+    if t.dtype() != DType::U8 {
+        return Err(PyTypeError::new_err(
+            "RNG state must be a ferrograd.ByteTensor",
+        ));
+    }
+    let bytes = crate::kernels::gather_as::<u8>(&t);
+    run(|| crate::kernels::random::set_state(&bytes))
 }
 
 /// `where(condition, input, other)`; input/other may be Python numbers.

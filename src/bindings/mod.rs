@@ -5,6 +5,7 @@ pub mod convert;
 pub mod device;
 pub mod dtype;
 pub mod errors;
+pub mod factory_args;
 pub mod function;
 pub mod functions;
 pub mod gc;
@@ -54,6 +55,9 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::eye, m)?)?;
     m.add_function(wrap_pyfunction!(functions::manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(functions::initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::get_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::set_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_is_checkpoint_valid, m)?)?;
     m.add_function(wrap_pyfunction!(functions::where_py, m)?)?;
     m.add_function(wrap_pyfunction!(functions::allclose, m)?)?;
     m.add_function(wrap_pyfunction!(functions::equal, m)?)?;

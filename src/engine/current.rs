@@ -95,6 +95,12 @@ pub fn graph_task_id() -> Option<u64> {
     CURRENT.with(|c| c.borrow().last().map(|v| v.id))
 }
 
+/// False while the innermost running backward call runs only part of the graph (it
+/// named `inputs`); true otherwise, as torch's checkpoint-valid flag.
+pub fn checkpoint_valid() -> bool {
+    CURRENT.with(|c| c.borrow().last().is_none_or(|v| !v.partial))
+}
+
 /// Whether the innermost running backward call will execute `node` (or capture its
 /// gradient): false for nodes outside its graph or off the path to its `inputs`.
 pub fn will_execute(node: &Node) -> Result<bool> {

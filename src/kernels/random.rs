@@ -74,3 +74,60 @@ pub fn with_generator<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
     let gen = g.get_or_insert_with(|| Generator::seeded(initial_seed()));
     f(gen)
 }
+
+/// Size in bytes of the state `get_state` returns: the four xoshiro words, then the
+/// initial seed, all little-endian.
+pub const STATE_BYTES: usize = 40;
+
+/// The generator's whole state (`ferrograd.get_rng_state()`), seeding it first if no
+/// number was drawn yet, so that restoring it replays the same numbers.
+pub fn get_state() -> [u8; STATE_BYTES] {
+    let seed = initial_seed();
+    let words = with_generator(|g| g.s);
+    let mut out = [0u8; STATE_BYTES];
+    for (chunk, w) in out.chunks_exact_mut(8).zip(words.iter().chain([&seed])) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// Restore a state from `get_state`. An all-zero xoshiro state would only ever produce
+/// zeros, so it is refused as torch refuses an invalid mt19937 state.
+pub fn set_state(bytes: &[u8]) -> crate::error::Result<()> {
+    if bytes.len() != STATE_BYTES {
+        return Err(crate::error::Error::runtime(format!(
+            "Expected a CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG state size to be {}",
+            bytes.len()
+        )));
+    }
+    let mut words = [0u64; 5];
+    for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        *w = u64::from_le_bytes(b);
+    }
+    if words[..4].iter().all(|&w| w == 0) {
+        return Err(crate::error::Error::runtime("Invalid xoshiro256** state"));
+    }
+    INITIAL_SEED.store(words[4], std::sync::atomic::Ordering::Relaxed);
+    *GENERATOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(Generator {
+        s: [words[0], words[1], words[2], words[3]],
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips() {
+        let saved = get_state();
+        let a: Vec<u64> = (0..4).map(|_| with_generator(|g| g.next_u64())).collect();
+        set_state(&saved).unwrap();
+        let b: Vec<u64> = (0..4).map(|_| with_generator(|g| g.next_u64())).collect();
+        assert_eq!(a, b);
+        assert!(set_state(&[0u8; 3]).is_err());
+        assert!(set_state(&[0u8; STATE_BYTES]).is_err());
+    }
+}

@@ -25,7 +25,7 @@ pub fn ones_like(t: &Tensor) -> Result<Tensor> {
 
 fn check_float(dtype: DType, what: &str) -> Result<()> {
     if dtype.category() < Category::Floating {
-        return Err(Error::runtime(format!(
+        return Err(Error::not_implemented(format!(
             "\"{what}\" not implemented for '{}'",
             dtype.scalar_type_name()
         )));
@@ -122,7 +122,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
     }
     if (st > 0.0 && s > e) || (st < 0.0 && s < e) {
         return Err(Error::runtime(
-            "upper bound and larger bound inconsistent with step sign",
+            "upper bound and lower bound inconsistent with step sign",
         ));
     }
     let n = ((e - s) / st).ceil().max(0.0);
@@ -164,6 +164,9 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     } else {
         0.0
     };
+    if n == 1 {
+        return from_f64s(vec![start], &[1], dtype);
+    }
     let half = n / 2;
     // Fill from both ends, as torch does, so the last element is exactly `end`.
     let v: Vec<f64> = (0..n)

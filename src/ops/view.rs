@@ -213,6 +213,17 @@ pub fn expand(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
 
 /// `expand(*sizes)` where -1 keeps a dim.
 pub fn expand_sizes(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.len() < x.dim() {
+        // torch names the tensor's type here (ferrograd.DoubleTensor for float64).
+        return Err(crate::error::Error::runtime(format!(
+            "expand(ferrograd.{}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            x.dtype().legacy_type_name(),
+            crate::shape::fmt_dims(x.shape()),
+            sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            sizes.len(),
+            x.dim()
+        )));
+    }
     let layout = x.layout().expand(sizes)?;
     view_op(x, "ExpandBackward0", ViewKind::Expand(layout.shape))
 }
