@@ -598,6 +598,15 @@ def test_node_call_runs_no_hooks_and_accumulate_grad_accumulates():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
+def test_node_repr_uses_the_class_name():
+    x = torch.ones(3, requires_grad=True).clone()
+    x[1:].mul_(2)
+    assert repr(x.grad_fn).startswith("<CopySlices object at 0x")
+    acc = x.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert repr(acc).startswith("<AccumulateGrad object at 0x")
+    assert repr((x * 2).grad_fn).startswith("<MulBackward0 object at 0x")
+
+
 def test_custom_function_node_is_not_callable():
     class Double(Function):
         @staticmethod
@@ -966,6 +975,26 @@ def test_function_returning_several_views_modified_inplace_raises():
     with pytest.raises(RuntimeError) as e:
         b.mul_(2)
     assert str(e.value) == "Output 1 of TwoViews " + E_MULTI_VIEW
+
+
+def test_function_view_output_marked_non_differentiable():
+    class ViewNoGrad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            v = x[1:]
+            ctx.mark_non_differentiable(v)
+            return v, x * 2
+
+        @staticmethod
+        def backward(ctx, gv, gy):
+            return gy * 2
+
+    x = torch.ones(3, requires_grad=True)
+    v, y = ViewNoGrad.apply(x)
+    assert v.grad_fn is None and v.is_leaf and v.requires_grad and v._is_view()
+    assert y.grad_fn.name() == "ViewNoGradBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
 def test_function_view_output_without_grad_can_be_modified():

@@ -284,12 +284,14 @@ impl PyNode {
         names.sort();
         names
     }
-    fn __repr__(slf: &Bound<'_, Self>) -> String {
-        format!(
+    /// Python's default repr, as torch's nodes have: the class name (`CopySlices`,
+    /// `AccumulateGrad`), not `name()` (`torch::autograd::CopySlices`).
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Ok(format!(
             "<{} object at {:#x}>",
-            slf.get().node.name(),
+            slf.get_type().name()?,
             slf.as_ptr() as usize
-        )
+        ))
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other

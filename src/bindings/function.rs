@@ -212,10 +212,12 @@ pub fn _function_record(
     // in-place op on them must not replace the custom backward (torch's
     // IN_CUSTOM_FUNCTION / MULTI_OUTPUT_NODE, issue 7 §6). `replaced` keeps what forward
     // returned, so saving such an output still saves an output.
-    let n_diff = outs
+    // Per output, decided on what forward returned (before any output is replaced).
+    let differentiable: Vec<bool> = outs
         .iter()
-        .filter(|o| !non_diff.iter().any(|n| n.ptr_eq(o)) && o.dtype().is_differentiable())
-        .count();
+        .map(|o| !non_diff.iter().any(|n| n.ptr_eq(o)) && o.dtype().is_differentiable())
+        .collect();
+    let n_diff = differentiable.iter().filter(|&&d| d).count();
     let mut replaced: Vec<(Tensor, usize)> = Vec::new();
     for (j, o) in outs.iter_mut().enumerate() {
         if is_dirty(o) {
@@ -289,8 +291,7 @@ pub fn _function_record(
         );
         *ctx.get().node.lock().unwrap_or_else(|e| e.into_inner()) = Arc::downgrade(&node);
         for (j, o) in outs.iter().enumerate() {
-            let non_diff = non_diff.iter().any(|n| n.ptr_eq(o));
-            if non_diff || !o.dtype().is_differentiable() {
+            if !differentiable[j] {
                 continue;
             }
             // A view modified in place: its base takes the new history (CopySlices),
