@@ -533,3 +533,35 @@ def test_expand_error_names_the_tensor_type(dtype, name):
         f"expand({MOD}.{name}{{[2, 3]}}, size=[3]): the number of sizes provided (1) must be"
         " greater or equal to the number of dimensions in the tensor (2)"
     )
+
+
+@pytest.mark.parametrize(
+    "value, dtype, cls, text",
+    [
+        (300, "uint8", RuntimeError, "value cannot be converted to type uint8 without overflow"),
+        (-300, "uint8", RuntimeError, "value cannot be converted to type uint8 without overflow"),
+        (nan, "uint8", RuntimeError, "value cannot be converted to type uint8 without overflow"),
+        (2**40, "int32", RuntimeError, "value cannot be converted to type int32 without overflow"),
+        (1e300, "int64", RuntimeError, "value cannot be converted to type int64 without overflow"),
+        (nan, "int64", RuntimeError, "value cannot be converted to type int64 without overflow"),
+        (1j, "int64", TypeError, "'complex' object cannot be interpreted as an integer"),
+        (1j, "float32", TypeError, "must be real number, not complex"),
+    ],
+)
+def test_tensor_data_that_does_not_fit_the_dtype(value, dtype, cls, text):
+    with pytest.raises(cls) as e:
+        torch.tensor([value], dtype=getattr(torch, dtype))
+    assert type(e.value) is cls and str(e.value) == text
+
+
+@pytest.mark.parametrize(
+    "value, dtype, expected",
+    [
+        (-1, "uint8", [255]),
+        (1e300, "float32", [inf]),
+        (2.5, "bool", [True]),
+        (1j, "complex64", [1j]),
+    ],
+)
+def test_tensor_data_that_fits_the_dtype(value, dtype, expected):
+    assert torch.tensor([value], dtype=getattr(torch, dtype)).tolist() == expected

@@ -206,6 +206,11 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
             Some(a) => a,
         })
     });
+    if let Some(d) = dtype {
+        for &v in &values {
+            crate::bindings::factory_args::check_data_value(v, d)?;
+        }
+    }
     let dtype = dtype.or(inferred).unwrap_or(default_float_dtype());
     crate::with_dtype!(dtype, T => {
         let v: Vec<T> = values.iter().map(|&s| T::from_scalar(s)).collect();

@@ -190,6 +190,41 @@ pub fn check_fill(v: Scalar, dtype: DType) -> PyResult<()> {
     }
 }
 
+/// `tensor(data, dtype=...)` checks each number against the dtype as torch's data
+/// conversion does: integers must fit (unsigned bytes wrap small negatives), a complex
+/// number cannot become a real one; floats saturate to infinity without error.
+pub fn check_data_value(v: Scalar, dtype: DType) -> PyResult<()> {
+    let (re, complex) = match v {
+        Scalar::Bool(b) => (b as i64 as f64, false),
+        Scalar::Int(i) => (i as f64, false),
+        Scalar::Float(f) => (f, false),
+        Scalar::Complex(c) => (c.re, true),
+    };
+    let int_range = match dtype {
+        DType::U8 => Some((-255.0, 255.0, "uint8")),
+        DType::I32 => Some((i32::MIN as f64, i32::MAX as f64, "int32")),
+        DType::I64 => Some((-9.223372036854776e18, 9.223372036854775e18, "int64")),
+        _ => None,
+    };
+    match (int_range, complex) {
+        (_, true) if matches!(dtype, DType::C64 | DType::C128 | DType::Bool) => Ok(()),
+        (Some(_), true) => Err(PyTypeError::new_err(
+            "'complex' object cannot be interpreted as an integer",
+        )),
+        (None, true) => Err(PyTypeError::new_err("must be real number, not complex")),
+        (Some((lo, hi, name)), false) => {
+            let fits = matches!(v, Scalar::Int(_) | Scalar::Bool(_)) && dtype == DType::I64
+                || (!re.is_nan() && re >= lo && re <= hi);
+            if fits {
+                Ok(())
+            } else {
+                Err(overflow(name))
+            }
+        }
+        (None, false) => Ok(()),
+    }
+}
+
 /// torch's `arange` checks, in its order, before anything is allocated.
 pub fn check_arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> PyResult<()> {
     if matches!(dtype, DType::Bool | DType::C64 | DType::C128) {
