@@ -792,6 +792,21 @@ def test_warn_always_flag():
         torch.set_warn_always(1)
 
 
+def test_warn_always_repeats_once_per_process_warnings():
+    # issue 7 §6: set_warn_always(True) makes torch's warn-once warnings (here from_numpy
+    # of a read-only array) warn every time.
+    np = pytest.importorskip("numpy")
+    a = np.ones(3)
+    a.flags.writeable = False
+    try:
+        torch.set_warn_always(True)
+        for _ in range(2):
+            with pytest.warns(UserWarning, match="not writable"):
+                torch.from_numpy(a)
+    finally:
+        torch.set_warn_always(False)
+
+
 def test_increment_version():
     x = torch.ones(3)
     torch.autograd.graph.increment_version(x)

@@ -6,20 +6,16 @@ import collections
 from . import _C
 
 
-_warn_always = False
-
-
 def set_warn_always(b):
     """When True, warnings torch gives once per process are given every time (a global
     flag, as in torch)."""
-    global _warn_always
     if not isinstance(b, bool):
         raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
-    _warn_always = b
+    _C._set_warn_always(b)
 
 
 def is_warn_always_enabled():
-    return _warn_always
+    return _C._get_warn_always()
 
 
 def get_default_dtype():

@@ -535,6 +535,14 @@ pub fn _set_multithreading_enabled(mode: bool) {
     grad_mode::set_multithreading_enabled(mode)
 }
 #[pyfunction]
+pub fn _set_warn_always(on: bool) {
+    crate::autograd::warnings::set_warn_always(on)
+}
+#[pyfunction]
+pub fn _get_warn_always() -> bool {
+    crate::autograd::warnings::warn_always()
+}
+#[pyfunction]
 pub fn _live_tensor_count() -> usize {
     crate::tensor::live_tensor_count()
 }

@@ -390,7 +390,7 @@ const NOT_WRITABLE: &str = "The given NumPy array is not writable, and PyTorch d
 const MISALIGNED: &str = "The given NumPy array is not aligned for its dtype, so ferrograd copied it instead of sharing its memory: writes to the tensor will not reach the array. Copy the array (array.copy()) to avoid this warning.";
 
 fn warn_once(py: Python<'_>, flag: &std::sync::atomic::AtomicBool, msg: &str) -> PyResult<()> {
-    if flag.swap(true, std::sync::atomic::Ordering::Relaxed) {
+    if !crate::autograd::warnings::once_due(flag) {
         return Ok(());
     }
     let c = std::ffi::CString::new(msg).unwrap_or_default();

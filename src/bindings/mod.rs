@@ -73,6 +73,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_set_inference_mode, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_multithreading_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_warn_always, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_get_warn_always, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_live_tensor_count, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(hooks::_push_saved_tensors_hooks, m)?)?;
