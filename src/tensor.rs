@@ -74,6 +74,9 @@ pub struct TensorImpl {
     /// Opaque slot owned by the bindings: the address of this tensor's live Python
     /// object (0 when none), so the same tensor always maps to the same Python object.
     pub py_handle: AtomicUsize,
+    /// Serializes gradient accumulation into this tensor (see `accumulate`): only ever
+    /// taken there, so it never nests with another lock.
+    accumulating: Mutex<()>,
 }
 
 /// Freed without recursion (see autograd::teardown): history, gradient and a view's
@@ -130,6 +133,7 @@ impl Tensor {
                 ..AutogradMeta::default()
             }),
             py_handle: AtomicUsize::new(0),
+            accumulating: Mutex::new(()),
         }))
     }
 
@@ -331,6 +335,13 @@ impl Tensor {
         Arc::strong_count(&self.0)
     }
     /// The autograd metadata, unless another thread holds it right now.
+    /// Held for the whole of one gradient accumulation into this tensor.
+    pub fn accumulation_guard(&self) -> MutexGuard<'_, ()> {
+        self.0
+            .accumulating
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
     pub fn try_meta(&self) -> Option<MutexGuard<'_, AutogradMeta>> {
         crate::autograd::foreign::try_lock(&self.0.autograd)
     }

@@ -58,11 +58,19 @@ fn copy_for(param: &Tensor, grad: Tensor) -> Result<Tensor> {
 ///
 /// Lock discipline (see `engine` module docs): the leaf's metadata lock is only held to
 /// read `.grad` and to publish the result, never while an op runs (ops lock the metadata
-/// of their operands, which may be `param` itself: `t.backward(t)`). Concurrent backward
-/// passes into one shared leaf therefore compare and retry: an update is published only
-/// if `.grad` is still the tensor it was computed from, at the version it was read at;
-/// otherwise it is recomputed from the newer `.grad`, so no contribution is lost.
+/// of their operands, which may be `param` itself: `t.backward(t)`).
+///
+/// Concurrent backward passes into one shared leaf are serialized by the leaf's own
+/// accumulation lock, held for the whole update as torch holds AccumulateGrad's mutex:
+/// otherwise one pass would read `.grad` while another adds into it in place (a data
+/// race). That lock is the one exception to "no lock across an op", and a safe one: it
+/// is taken only here, every caller has released the GIL (backward and node calls
+/// detach), and nothing below takes it again (hooks run after `accumulate` returns).
+/// An update is still published only if `.grad` is the tensor it was computed from, at
+/// the version it was read at, so a `.grad` the user replaced meanwhile is added to,
+/// never overwritten.
 pub fn accumulate(param: &Tensor, grad: Tensor, create_graph: bool) -> Result<()> {
+    let _serial = param.accumulation_guard();
     let mut grad = grad;
     loop {
         let old = param.meta().grad.clone();

@@ -13,6 +13,10 @@
 //! release it, do the work, and re-lock to publish; where concurrent publishers must not
 //! lose an update, publish only if the state is still the one read (compare and retry,
 //! as `accumulate` does).
+//!
+//! The one exception is a leaf's accumulation lock (`Tensor::accumulation_guard`), held
+//! over a whole `.grad` update as torch holds AccumulateGrad's mutex: it is taken only in
+//! `accumulate`, always without the GIL, and never twice on one stack (see there).
 
 pub mod accumulate;
 pub mod anomaly;
