@@ -94,7 +94,7 @@ def shallow_copy(t):
 def reduce_ex(t, protocol):
     """Pickling: the whole memory (as a list or NumPy array), the layout, requires_grad
     and ``__dict__``, as torch's ``_rebuild_tensor_v2`` keeps them (``.grad`` is not)."""
-    flat = t.detach()._fg_copy_storage()
+    flat = t._fg_copy_storage()
     if t.dtype == _C.bfloat16:
         data = flat.tolist()
     else:

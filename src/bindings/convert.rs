@@ -282,10 +282,7 @@ fn collect(
         if depth >= MAX_DATA_DIMS {
             return Err(PyValueError::new_err(format!(
                 "too many dimensions '{}'",
-                obj.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
+                tname()
             )));
         }
         if !out.is_empty() {

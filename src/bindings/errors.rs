@@ -76,7 +76,12 @@ pub fn run<T>(f: impl FnOnce() -> crate::error::Result<T>) -> PyResult<T> {
             let recorded = LAST_PANIC.with(|p| p.borrow_mut().take());
             let payload = payload_message(panic.as_ref());
             let msg = match recorded {
-                Some(r) if r.starts_with(&payload) => r,
+                Some(r)
+                    if r.strip_prefix(payload.as_str())
+                        .is_some_and(|loc| loc.starts_with(" (")) =>
+                {
+                    r
+                }
                 _ => payload,
             };
             Err(PyRuntimeError::new_err(format!(

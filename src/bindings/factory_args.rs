@@ -78,15 +78,11 @@ pub fn size_arg(fname: &str, args: &Bound<'_, PyTuple>) -> PyResult<Dims> {
         1 if !is_int(&args.get_item(0)?) => args.get_item(0)?,
         _ => args.clone().into_any(),
     };
-    sized(fname, &seq, 1)
+    size_value(fname, &seq, 1)
 }
 
 /// A size given as one argument (`full(size, ...)`, `randint(..., size)`).
-pub fn size_value(fname: &str, o: &Bound<'_, PyAny>, pos: usize) -> PyResult<Dims> {
-    sized(fname, o, pos)
-}
-
-fn sized(fname: &str, seq: &Bound<'_, PyAny>, pos: usize) -> PyResult<Dims> {
+pub fn size_value(fname: &str, seq: &Bound<'_, PyAny>, pos: usize) -> PyResult<Dims> {
     let is_seq = seq.is_instance_of::<PyTuple>() || seq.is_instance_of::<PyList>();
     if !is_seq {
         return Err(PyTypeError::new_err(format!(

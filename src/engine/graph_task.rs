@@ -481,7 +481,7 @@ fn retain_grads(node: &Arc<Node>, grads: &[Option<Tensor>], create_graph: bool) 
 /// Like leaf accumulation, the sum is computed outside `t`'s metadata lock and published
 /// only if `.grad` did not change meanwhile (else recomputed), so concurrent passes into
 /// one retained tensor lose nothing.
-pub fn accumulate_retained(t: &Tensor, g: &Tensor, create_graph: bool) -> Result<()> {
+fn accumulate_retained(t: &Tensor, g: &Tensor, create_graph: bool) -> Result<()> {
     let _mode = grad_mode::GradModeGuard::new(create_graph);
     loop {
         let old = t.grad();

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::ops::Grads;
 use crate::tensor::Tensor;
 
-pub use graph_task::{accumulate_retained, run_backward};
+pub use graph_task::run_backward;
 
 /// Options of one backward call.
 #[derive(Clone, Copy, Debug)]
