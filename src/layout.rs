@@ -2,8 +2,8 @@
 //! function from one Layout to another (or a typed error); storage is never touched here.
 //! Strides are in elements and never negative (torch forbids negative steps).
 //! Every layout a tensor holds fits its storage: `check_in_storage` is torch's check,
-//! made where views are made (`Tensor::make_view`), and `storage::Access` checks again
-//! before any kernel touches memory.
+//! made whenever a `storage::Data` (a tensor's storage and layout) is made; a layout a
+//! kernel derives from it is checked again by `storage::Access::new`.
 
 use smallvec::SmallVec;
 

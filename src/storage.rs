@@ -17,9 +17,10 @@
 //! `Storage` never hands out a `&[T]` or `&mut [T]`: a whole-buffer slice would make
 //! two threads writing disjoint views of one tensor hold overlapping `&mut` (undefined
 //! behaviour even when the elements they touch differ). Kernels instead build an
-//! `Access` from (storage, layout); `Access::new` checks, with checked arithmetic, that
-//! the dtype matches and that every element the layout reaches lies inside the buffer.
-//! After that:
+//! `Access` from a tensor's `Data` (a storage and a layout checked, with checked
+//! arithmetic, to reach only elements inside the buffer when the `Data` was made) or
+//! from a storage and a layout derived from it (`Access::new` checks that one again);
+//! both check that the dtype matches. After that:
 //! 1. Bounds: a kernel only passes `Access` offsets the layout produces (its runs, or
 //!    offsets of a layout it derived by broadcasting/permuting, which reach no further),
 //!    so every pointer it forms is inside the allocation.
@@ -40,6 +41,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
@@ -202,6 +204,44 @@ fn dtype_mismatch(have: DType, want: DType) -> Error {
     Error::runtime(format!("internal error: {have:?} storage read as {want:?}"))
 }
 
+/// What a tensor's elements are: a storage and a layout that fits it. The fit is checked
+/// once, when a `Data` is made (the only ways are below), so `Access::of` reaches memory
+/// through it without checking again.
+#[derive(Clone)]
+pub struct Data {
+    storage: Arc<Storage>,
+    layout: Layout,
+}
+
+impl Data {
+    /// `layout` over `storage`, with torch's setStorage check.
+    pub fn new(storage: Arc<Storage>, layout: Layout) -> Result<Data> {
+        layout.check_in_storage(storage.bytes, storage.dtype.itemsize())?;
+        Ok(Data { storage, layout })
+    }
+
+    /// A contiguous `shape` over exactly the storage's elements (a kernel's fresh
+    /// output): fits by construction, so only the element count is compared.
+    pub fn whole(storage: Storage, shape: &[usize]) -> Data {
+        let layout = Layout::contiguous(shape);
+        assert_eq!(layout.numel(), storage.len(), "internal error: output size");
+        Data {
+            storage: Arc::new(storage),
+            layout,
+        }
+    }
+
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn dtype(&self) -> DType {
+        self.storage.dtype
+    }
+}
+
 /// Typed, bounds-checked access to the elements one layout reaches in one storage (see
 /// "Note: storage access" at the top of this file). Cheap to build: O(ndim) checks.
 pub struct Access<'a, T> {
@@ -230,6 +270,20 @@ impl<'a, T: Element> Access<'a, T> {
             layout,
             _storage: PhantomData,
         })
+    }
+
+    /// A tensor's own elements: `data` was checked when it was made, so only the dtype
+    /// is (a mismatch is an internal bug).
+    #[inline]
+    pub fn of(data: &'a Data) -> Access<'a, T> {
+        if data.storage.dtype != T::DTYPE {
+            panic!("{}", dtype_mismatch(data.storage.dtype, T::DTYPE));
+        }
+        Access {
+            base: data.storage.ptr.as_ptr() as *mut T,
+            layout: Cow::Borrowed(&data.layout),
+            _storage: PhantomData,
+        }
     }
 
     pub fn layout(&self) -> &Layout {

@@ -1,7 +1,7 @@
 //! `Tensor` (a cheap handle) and `TensorImpl` (storage, layout, version counter,
 //! autograd metadata). Ops live in `ops/`; this file only owns the data structure.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::autograd::grad_mode;
@@ -10,7 +10,7 @@ use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::{checked_numel, Dims};
-use crate::storage::Storage;
+use crate::storage::{Data, Storage};
 
 static LIVE_TENSORS: AtomicUsize = AtomicUsize::new(0);
 
@@ -64,8 +64,12 @@ pub struct AutogradMeta {
 }
 
 pub struct TensorImpl {
-    storage: Arc<Storage>,
-    layout: Layout,
+    /// The elements as the tensor was made. Never changed: readers borrow it freely.
+    data: Data,
+    /// What `x.data = y` put in its place (see `set_data`): once `replaced` is set, it
+    /// is the tensor's data, and `data` only serves readers that started before.
+    replaced: Mutex<Option<Arc<Data>>>,
+    is_replaced: AtomicBool,
     /// Shared by a base, its views and detach() aliases; bumped by every in-place write.
     version: Arc<AtomicU64>,
     inference: bool,
@@ -114,8 +118,7 @@ impl std::fmt::Debug for Tensor {
 
 impl Tensor {
     fn from_parts(
-        storage: Arc<Storage>,
-        layout: Layout,
+        data: Data,
         version: Arc<AtomicU64>,
         view: Option<ViewInfo>,
         inference: bool,
@@ -123,8 +126,9 @@ impl Tensor {
         LIVE_TENSORS.fetch_add(1, Ordering::Relaxed);
         let attr_version = version.load(Ordering::Acquire);
         Tensor(Arc::new(TensorImpl {
-            storage,
-            layout,
+            data,
+            replaced: Mutex::new(None),
+            is_replaced: AtomicBool::new(false),
             version,
             inference,
             view,
@@ -140,17 +144,13 @@ impl Tensor {
     /// A fresh tensor over `storage` (not a view of anything). The layout must fit the
     /// storage (torch's setStorage check).
     pub fn from_storage(storage: Storage, layout: Layout) -> Result<Tensor> {
-        layout.check_in_storage(storage.nbytes(), storage.dtype().itemsize())?;
-        Ok(Self::fresh(storage, layout))
+        Ok(Self::fresh(Data::new(Arc::new(storage), layout)?))
     }
 
-    /// `from_storage` for a contiguous layout of exactly the storage's length (fits by
-    /// construction: the per-op path skips the check).
-    fn fresh(storage: Storage, layout: Layout) -> Tensor {
-        debug_assert_eq!(layout.numel(), storage.len());
+    /// A new tensor (no view, its own version counter) over `data`.
+    fn fresh(data: Data) -> Tensor {
         Self::from_parts(
-            Arc::new(storage),
-            layout,
+            data,
             Arc::new(AtomicU64::new(0)),
             None,
             grad_mode::is_inference_mode(),
@@ -159,10 +159,7 @@ impl Tensor {
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
-        Ok(Self::fresh(
-            Storage::zeros(dtype, n)?,
-            Layout::contiguous(shape),
-        ))
+        Ok(Self::fresh(Data::whole(Storage::zeros(dtype, n)?, shape)))
     }
 
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
@@ -174,10 +171,7 @@ impl Tensor {
                 data.len()
             )));
         }
-        Ok(Self::fresh(
-            Storage::from_vec(data),
-            Layout::contiguous(shape),
-        ))
+        Ok(Self::fresh(Data::whole(Storage::from_vec(data), shape)))
     }
 
     pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
@@ -196,13 +190,12 @@ impl Tensor {
     /// A new tensor sharing storage and version counter with `self`, with another layout.
     /// Every view is made here, so every view's layout is checked against the storage.
     pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Result<Tensor> {
-        layout.check_in_storage(self.0.storage.nbytes(), self.dtype().itemsize())?;
+        let data = Data::new(self.data().storage().clone(), layout)?;
         let base = self.view_base().unwrap_or_else(|| self.clone());
         // A view of a normal tensor stays normal even when made in inference mode.
         let inference = self.0.inference;
         Ok(Self::from_parts(
-            self.0.storage.clone(),
-            layout,
+            data,
             self.0.version.clone(),
             Some(ViewInfo { base, creation }),
             inference,
@@ -213,8 +206,7 @@ impl Tensor {
     /// (`detach()`; a view in torch's sense but not tracked as one for autograd).
     pub fn alias_detached(&self) -> Tensor {
         Self::from_parts(
-            self.0.storage.clone(),
-            self.0.layout.clone(),
+            self.data().clone(),
             self.0.version.clone(),
             None,
             self.0.inference,
@@ -227,40 +219,17 @@ impl Tensor {
         debug_assert!(self.is_contiguous() && crate::shape::numel(shape) == self.numel());
         let mut layout = Layout::contiguous(shape);
         layout.offset = self.offset();
-        Self::from_parts(
-            self.0.storage.clone(),
-            layout,
-            Arc::new(AtomicU64::new(0)),
-            None,
-            self.0.inference,
-        )
+        self.alias_with_layout(layout)
+            .unwrap_or_else(|e| panic!("internal error: {e}"))
     }
 
     /// A non-view tensor over this tensor's memory with `layout` and its own version
     /// counter: deepcopy and unpickling rebuild a layout over copied memory this way.
     /// The layout may come from a pickle, so its reach is checked.
     pub fn alias_with_layout(&self, layout: Layout) -> Result<Tensor> {
-        let mut extent = Some(layout.offset);
-        if !layout.shape.contains(&0) {
-            for (&n, &s) in layout.shape.iter().zip(&layout.strides) {
-                extent = extent.and_then(|e| (n - 1).checked_mul(s).and_then(|d| e.checked_add(d)));
-            }
-            extent = extent.and_then(|e| e.checked_add(1));
-        }
-        if layout.shape.len() != layout.strides.len()
-            || extent.is_none_or(|e| e > self.0.storage.len())
-        {
-            return Err(Error::runtime(format!(
-                "setStorage: sizes {}, strides {}, storage offset {} are out of bounds for storage of size {}",
-                crate::shape::fmt_dims(&layout.shape),
-                crate::shape::fmt_dims(&layout.strides),
-                layout.offset,
-                self.0.storage.nbytes()
-            )));
-        }
+        let data = Data::new(self.data().storage().clone(), layout)?;
         Ok(Self::from_parts(
-            self.0.storage.clone(),
-            layout,
+            data,
             Arc::new(AtomicU64::new(0)),
             None,
             self.0.inference,
@@ -270,48 +239,90 @@ impl Tensor {
     /// Same memory, fresh version counter (`.data`).
     pub fn alias_fresh_version(&self) -> Tensor {
         Self::from_parts(
-            self.0.storage.clone(),
-            self.0.layout.clone(),
+            self.data().clone(),
             Arc::new(AtomicU64::new(0)),
             None,
             self.0.inference,
         )
     }
 
+    /// `x.data = other` (torch's `set_data`): from now on this tensor's elements are
+    /// `other`'s (its storage, layout and dtype), while its version counter, autograd
+    /// metadata and identity stay. Views made before keep the old memory; saved
+    /// references to this tensor see the new elements when next read.
+    pub fn set_data(&self, other: &Tensor) -> Result<()> {
+        let new = other.data().clone();
+        let dtype_changed = new.dtype() != self.dtype();
+        {
+            let mut m = self.meta();
+            if m.requires_grad && !new.dtype().is_differentiable() {
+                return Err(Error::runtime(
+                    "data set to a tensor that requires gradients must be floating point or complex dtype",
+                ));
+            }
+            // torch drops the leaf's accumulator when the type changes: gradients of
+            // graphs built from now on are checked against the new dtype.
+            if dtype_changed {
+                m.grad_accumulator = Weak::new();
+            }
+        }
+        let old = self
+            .0
+            .replaced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(Arc::new(new));
+        self.0.is_replaced.store(true, Ordering::Release);
+        drop(old); // outside the lock: freeing memory takes time
+        Ok(())
+    }
+
     // ----- plain accessors -----
 
-    pub fn storage(&self) -> &Arc<Storage> {
-        &self.0.storage
+    /// This tensor's elements (storage and layout), valid while the result lives even
+    /// if `set_data` replaces them meanwhile.
+    #[inline]
+    pub fn data(&self) -> DataRef<'_> {
+        if !self.0.is_replaced.load(Ordering::Acquire) {
+            return DataRef::Own(&self.0.data);
+        }
+        self.replaced_data()
     }
-    pub fn layout(&self) -> &Layout {
-        &self.0.layout
+    #[cold]
+    fn replaced_data(&self) -> DataRef<'_> {
+        let replaced = self.0.replaced.lock().unwrap_or_else(|e| e.into_inner());
+        DataRef::Replaced(replaced.clone().expect("set before the flag"))
     }
-    pub fn shape(&self) -> &[usize] {
-        &self.0.layout.shape
+    pub fn layout(&self) -> LayoutRef<'_> {
+        LayoutRef(self.data())
+    }
+    pub fn shape(&self) -> ShapeRef<'_> {
+        ShapeRef(self.data())
     }
     pub fn dims(&self) -> Dims {
-        self.0.layout.shape.clone()
+        self.data().layout().shape.clone()
     }
-    pub fn strides(&self) -> &[usize] {
-        &self.0.layout.strides
+    pub fn strides(&self) -> Dims {
+        self.data().layout().strides.clone()
     }
     pub fn offset(&self) -> usize {
-        self.0.layout.offset
+        self.data().layout().offset
     }
     pub fn dim(&self) -> usize {
-        self.0.layout.ndim()
+        self.data().layout().ndim()
     }
     pub fn numel(&self) -> usize {
-        self.0.layout.numel()
+        self.data().layout().numel()
     }
     pub fn dtype(&self) -> DType {
-        self.0.storage.dtype()
+        self.data().dtype()
     }
     pub fn is_contiguous(&self) -> bool {
-        self.0.layout.is_contiguous()
+        self.data().layout().is_contiguous()
     }
     pub fn data_ptr(&self) -> usize {
-        self.0.storage.as_ptr() as usize + self.offset() * self.dtype().itemsize()
+        let data = self.data();
+        data.storage().as_ptr() as usize + data.layout().offset * data.dtype().itemsize()
     }
     pub fn is_inference(&self) -> bool {
         self.0.inference
@@ -319,7 +330,9 @@ impl Tensor {
     /// Nobody else can observe this tensor or its memory (the engine may then hand it
     /// over as a leaf's `.grad` instead of copying it).
     pub fn is_uniquely_owned(&self) -> bool {
-        self.owner_count() == 1 && Arc::strong_count(&self.0.storage) == 1 && self.0.view.is_none()
+        self.owner_count() == 1
+            && Arc::strong_count(self.data().storage()) == 1
+            && self.0.view.is_none()
     }
     /// Identity of the shared tensor (the same for every handle to it).
     pub fn impl_addr(&self) -> usize {
@@ -547,5 +560,68 @@ impl WeakTensor {
     }
     pub fn ptr_eq(&self, other: &WeakTensor) -> bool {
         Weak::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A tensor's elements, borrowed (the common case) or, after `set_data`, shared.
+pub enum DataRef<'a> {
+    Own(&'a Data),
+    Replaced(Arc<Data>),
+}
+
+impl std::ops::Deref for DataRef<'_> {
+    type Target = Data;
+    #[inline]
+    fn deref(&self) -> &Data {
+        match self {
+            DataRef::Own(d) => d,
+            DataRef::Replaced(d) => d,
+        }
+    }
+}
+
+/// A tensor's layout (see `DataRef`).
+pub struct LayoutRef<'a>(DataRef<'a>);
+
+impl std::ops::Deref for LayoutRef<'_> {
+    type Target = Layout;
+    #[inline]
+    fn deref(&self) -> &Layout {
+        self.0.layout()
+    }
+}
+
+/// A tensor's shape (see `DataRef`).
+pub struct ShapeRef<'a>(DataRef<'a>);
+
+impl std::ops::Deref for ShapeRef<'_> {
+    type Target = [usize];
+    #[inline]
+    fn deref(&self) -> &[usize] {
+        &self.0.layout().shape
+    }
+}
+
+impl PartialEq for ShapeRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl PartialEq<[usize]> for ShapeRef<'_> {
+    fn eq(&self, other: &[usize]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<&[usize]> for ShapeRef<'_> {
+    fn eq(&self, other: &&[usize]) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for ShapeRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
     }
 }

@@ -31,7 +31,7 @@ fn obeys_layout_contract(grad: &Tensor, param: &Tensor) -> bool {
     let expected = grad_layout_for(param);
     grad.shape()
         .iter()
-        .zip(grad.strides())
+        .zip(grad.strides().iter())
         .zip(expected.strides.iter())
         .all(|((&n, &g), &e)| n == 1 || g == e)
 }
@@ -43,7 +43,7 @@ fn copy_for(param: &Tensor, grad: Tensor) -> Result<Tensor> {
     if grad.is_uniquely_owned()
         && !grad.requires_grad()
         && grad.dtype() == param.dtype()
-        && grad.strides() == &layout.strides[..]
+        && grad.strides() == layout.strides
         && grad.offset() == 0
     {
         return Ok(grad);

@@ -499,7 +499,7 @@ impl ArrayView {
         let t = &self.t;
         let d = PyDict::new(py);
         let item = t.dtype().itemsize();
-        d.set_item("shape", PyTuple::new(py, t.shape())?)?;
+        d.set_item("shape", PyTuple::new(py, t.shape().iter())?)?;
         d.set_item("typestr", dtype_typestr(t.dtype())?)?;
         d.set_item("data", (t.data_ptr(), false))?;
         let strides: Vec<usize> = t.strides().iter().map(|s| s * item).collect();

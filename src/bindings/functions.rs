@@ -237,7 +237,7 @@ fn like(
         ))
     })?;
     let dtype = dtype_arg(fname, dtype)?.unwrap_or(x.dtype());
-    let t = run(|| make(x.shape(), dtype))?;
+    let t = run(|| make(&x.shape(), dtype))?;
     finish(py, t, requires_grad)
 }
 
@@ -462,7 +462,7 @@ pub fn allclose(
             b.dtype().scalar_type_name()
         )));
     }
-    let shape = run(|| crate::shape::broadcast_shapes(a.shape(), b.shape()))?;
+    let shape = run(|| crate::shape::broadcast_shapes(&a.shape(), &b.shape()))?;
     let ea = run(|| crate::ops::view::expand(&a.alias_detached(), &shape))?;
     let eb = run(|| crate::ops::view::expand(&b.alias_detached(), &shape))?;
     let (xa, xb) = (

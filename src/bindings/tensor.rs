@@ -392,12 +392,12 @@ impl PyTensor {
 
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        size_object(py, self.t.shape())
+        size_object(py, &self.t.shape())
     }
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
-            None => size_object(py, self.t.shape()),
+            None => size_object(py, &self.t.shape()),
             Some(d) => {
                 let w = run(|| crate::shape::wrap_dim(d, self.t.dim()))?;
                 Ok(self
@@ -559,8 +559,8 @@ impl PyTensor {
             if g.shape() != self.t.shape() {
                 return Err(PyRuntimeError::new_err(format!(
                     "attempting to assign a gradient of size '{}' to a tensor of size '{}'. Please ensure that the gradient and the tensor are the same size",
-                    crate::shape::fmt_dims(g.shape()),
-                    crate::shape::fmt_dims(self.t.shape())
+                    crate::shape::fmt_dims(&g.shape()),
+                    crate::shape::fmt_dims(&self.t.shape())
                 )));
             }
         }
@@ -599,11 +599,20 @@ impl PyTensor {
     fn get_data(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, self.t.alias_fresh_version())
     }
+    /// `x.data = y`: x's elements become y's; x keeps its version counter, history,
+    /// hooks and identity (see `Tensor::set_data`).
     #[setter]
-    fn set_data(&self, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(PyNotImplementedError::new_err(
-            "assigning to Tensor.data is not supported yet; use `with no_grad(): t.copy_(value)`",
-        ))
+    fn set_data(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let Some(value) = value else {
+            return Err(PyTypeError::new_err("can't delete attribute"));
+        };
+        let Some(other) = crate::bindings::convert::as_tensor_ref(value) else {
+            return Err(PyTypeError::new_err(format!(
+                "Variable data has to be a tensor, but got {}",
+                crate::bindings::hooks::type_name(value)
+            )));
+        };
+        run(|| self.t.set_data(&other))
     }
     fn detach(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, self.t.alias_detached())
@@ -652,7 +661,7 @@ impl PyTensor {
     }
     /// deepcopy/pickle: a fresh 1-D tensor holding a copy of this tensor's whole storage.
     fn _fg_copy_storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let len = self.t.storage().len();
+        let len = self.t.data().storage().len();
         let flat = run(|| {
             self.t
                 .alias_with_layout(crate::layout::Layout::contiguous(&[len]))
@@ -661,7 +670,7 @@ impl PyTensor {
     }
     /// Identity of this tensor's memory (deepcopy keeps shared memory shared).
     fn _fg_storage_id(&self) -> usize {
-        std::sync::Arc::as_ptr(self.t.storage()) as usize
+        std::sync::Arc::as_ptr(self.t.data().storage()) as usize
     }
     /// A non-view tensor over this tensor's memory with the given layout.
     fn _fg_alias_layout(
@@ -1187,7 +1196,7 @@ impl PyTensor {
     }
     fn reshape_as(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let o = extract_tensor(other, "reshape_as(): argument 'other'")?;
-        to_py(py, run(|| view::reshape(&self.t, o.shape()))?)
+        to_py(py, run(|| view::reshape(&self.t, &o.shape()))?)
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
@@ -1225,7 +1234,7 @@ impl PyTensor {
     }
     fn expand_as(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let o = extract_tensor(other, "expand_as(): argument 'other'")?;
-        to_py(py, run(|| view::expand(&self.t, o.shape()))?)
+        to_py(py, run(|| view::expand(&self.t, &o.shape()))?)
     }
     #[pyo3(signature = (dim=None))]
     fn squeeze(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {

@@ -166,13 +166,13 @@ pub fn run_node_post_hooks(node: &Node, outputs: Grads, grads: &[Option<Tensor>]
 pub fn validate_output(node: &Node, index: usize, grad: Tensor) -> Result<Tensor> {
     let meta = &node.input_meta[index];
     let mut grad = grad;
-    if grad.shape() != &meta.shape[..] {
-        if !crate::shape::is_expandable_to(&meta.shape, grad.shape()) {
+    if grad.shape() != meta.shape[..] {
+        if !crate::shape::is_expandable_to(&meta.shape, &grad.shape()) {
             return Err(Error::runtime(format!(
                 "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
                 node.name(),
                 index,
-                crate::shape::fmt_dims(grad.shape()),
+                crate::shape::fmt_dims(&grad.shape()),
                 crate::shape::fmt_dims(&meta.shape)
             )));
         }

@@ -9,10 +9,11 @@ use crate::tensor::Tensor;
 /// Copy `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`'s memory.
 /// Safe when `src` aliases `dst`: the source is read into a temporary first.
 pub fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let src_layout = src.layout().expand_to(dst.shape())?;
+    let src = src.data();
+    let src_layout = src.layout().expand_to(&dst.shape())?;
     crate::with_dtype!(dst.dtype(), D => {
         let values: Vec<D> = crate::with_dtype!(src.dtype(), S =>
-            crate::kernels::gather_cast::<S, D>(&access_as::<S>(src, src_layout)));
+            crate::kernels::gather_cast::<S, D>(&access_as::<S>(&src, src_layout)));
         write_values(dst, &values);
     });
     Ok(())
@@ -25,7 +26,8 @@ pub fn write_values<T: Element>(dst: &Tensor, values: &[T]) {
         dst.numel(),
         "write_values: one value per element"
     );
-    let out = access::<T>(dst);
+    let dst = dst.data();
+    let out = access::<T>(&dst);
     let mut pos = 0;
     for_each_inner_run(out.layout(), |start, stride, len| {
         let run = &values[pos..pos + len];
@@ -46,7 +48,8 @@ pub fn write_values<T: Element>(dst: &Tensor, values: &[T]) {
 
 /// Fill every element of `dst` with one value.
 pub fn fill<T: Element>(dst: &Tensor, value: T) {
-    let out = access::<T>(dst);
+    let dst = dst.data();
+    let out = access::<T>(&dst);
     for_each_inner_run(out.layout(), |start, stride, len| {
         for i in 0..len {
             // SAFETY: an element of dst's layout; no reference into its storage is alive.

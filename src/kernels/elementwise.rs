@@ -12,13 +12,14 @@ use crate::tensor::Tensor;
 /// `f` applied to every element of `x` (read as `T`), giving a contiguous tensor of `U`.
 pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     // SAFETY: read-only; `data` is dropped before returning and the output is fresh.
-    let data = unsafe { contiguous_data::<T>(x) };
+    let x = x.data();
+    let data = unsafe { contiguous_data::<T>(&x) };
     let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
         crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
     } else {
         data.iter().map(|&v| f(v)).collect()
     };
-    tensor_from(out, x.shape())
+    tensor_from(out, &x.layout().shape)
 }
 
 /// Walk `shape` for N operands with the given (already broadcast) layouts, calling
@@ -73,12 +74,13 @@ pub fn zip<T: Element, U: Element>(
     b: &Tensor,
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<Tensor> {
-    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let shape = broadcast_shapes(&a.shape(), &b.shape())?;
     let n = crate::shape::checked_numel(&shape)?;
     crate::storage::ensure_allocatable(n, std::mem::size_of::<U>())?;
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    if a.shape() == &shape[..] && b.shape() == &shape[..] && a.is_contiguous() && b.is_contiguous()
-    {
+    let (a, b) = (a.data(), b.data());
+    let (la, lb) = (a.layout(), b.layout());
+    if la.shape == shape && lb.shape == shape && la.is_contiguous() && lb.is_contiguous() {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
         let out: Vec<U> = if n >= PARALLEL_GRAIN {
@@ -93,8 +95,8 @@ pub fn zip<T: Element, U: Element>(
         };
         return Ok(tensor_from(out, &shape));
     }
-    let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
-    let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);
+    let sa = access_as::<T>(&a, la.expand_to(&shape)?);
+    let sb = access_as::<T>(&b, lb.expand_to(&shape)?);
     let mut out: Vec<U> = Vec::with_capacity(n);
     for_each_run(
         &shape,
@@ -128,13 +130,14 @@ pub fn zip<T: Element, U: Element>(
 
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
 pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), a.shape())?, b.shape())?;
+    let shape = broadcast_shapes(&broadcast_shapes(&cond.shape(), &a.shape())?, &b.shape())?;
     crate::storage::ensure_allocatable(
         crate::shape::checked_numel(&shape)?,
         std::mem::size_of::<T>(),
     )?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
+    let (cond, a, b) = (cond.data(), a.data(), b.data());
     let sc = access_as::<bool>(&cond, cond.layout().expand_to(&shape)?);
     let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
     let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);

@@ -18,10 +18,12 @@ fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
 
 /// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
 pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Vec<T>> {
+    let (src, index) = (src.data(), index.data());
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
-    let (idx, data) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
-    let ishape = index.shape();
-    let sstrides = contiguous_strides(src.shape());
+    let (idx, data) = unsafe { (contiguous_data::<i64>(&index), contiguous_data::<T>(&src)) };
+    let ishape = &index.layout().shape;
+    let sshape = &src.layout().shape;
+    let sstrides = contiguous_strides(sshape);
     let istrides = contiguous_strides(ishape);
     let mut out = Vec::with_capacity(idx.len());
     for (flat, &ix) in idx.iter().enumerate() {
@@ -29,7 +31,7 @@ pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Ve
         for d in 0..ishape.len() {
             let c = (flat / istrides[d]) % ishape[d].max(1);
             let c = if d == dim {
-                check_index(ix, src.shape()[d], d)?
+                check_index(ix, sshape[d], d)?
             } else {
                 c
             };
@@ -48,19 +50,21 @@ pub fn scatter_add<T: Arith>(
     src: &Tensor,
 ) -> Result<Vec<T>> {
     let mut out: Vec<T> = crate::kernels::gather_as::<T>(base);
+    let (src, index) = (src.data(), index.data());
     // SAFETY: read-only; dropped before returning; `out` is a fresh Vec.
-    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
-    let ishape = index.shape();
-    let ostrides = contiguous_strides(base.shape());
+    let (idx, vals) = unsafe { (contiguous_data::<i64>(&index), contiguous_data::<T>(&src)) };
+    let ishape = &index.layout().shape;
+    let bshape = base.shape();
+    let ostrides = contiguous_strides(&bshape);
     let istrides = contiguous_strides(ishape);
-    let vstrides = contiguous_strides(src.shape());
+    let vstrides = contiguous_strides(&src.layout().shape);
     for (flat, &ix) in idx.iter().enumerate() {
         let (mut off, mut voff) = (0, 0);
         for d in 0..ishape.len() {
             let c = (flat / istrides[d]) % ishape[d].max(1);
             voff += c * vstrides[d];
             let c = if d == dim {
-                check_index(ix, base.shape()[d], d)?
+                check_index(ix, bshape[d], d)?
             } else {
                 c
             };
@@ -83,7 +87,8 @@ pub fn restride<T: Arith>(
     crate::storage::ensure_allocatable(extent + to.numel(), std::mem::size_of::<T>())?;
     let mut buf = vec![T::zero(); extent];
     // SAFETY: read-only; dropped before returning; `buf` is a fresh Vec.
-    let vals = unsafe { contiguous_data::<T>(x) };
+    let x = x.data();
+    let vals = unsafe { contiguous_data::<T>(&x) };
     for (off, &v) in from.offsets().zip(vals.iter()) {
         buf[off] = buf[off] + v;
     }

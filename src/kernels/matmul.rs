@@ -127,6 +127,7 @@ pub fn batched<T: Element + Arith>(
     let plan = blocks(m, n, k);
 
     let base = OutPtr(out.as_mut_ptr());
+    let (a, b) = (a.data(), b.data());
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
         // Each operand matrix as a layout, checked against its storage (access note).

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use crate::dtype::{cast, DType, Element};
 use crate::layout::Layout;
-use crate::storage::Access;
+use crate::storage::{Access, Data};
 use crate::tensor::Tensor;
 
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
@@ -52,18 +52,18 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// Typed access to `t`'s elements under `layout` (its own, or one derived from it by
-/// broadcasting or permuting). A failure is an internal bug, never input: every
-/// tensor's layout was checked against its storage when the tensor was made.
+/// Typed access to a tensor's elements under `layout` (its own, or one derived from it
+/// by broadcasting or permuting, which is checked again). A failure is an internal bug,
+/// never input.
 #[inline]
-pub fn access_as<T: Element>(t: &Tensor, layout: Layout) -> Access<'_, T> {
-    Access::new(t.storage(), layout).unwrap_or_else(|e| internal_error(e))
+pub fn access_as<T: Element>(data: &Data, layout: Layout) -> Access<'_, T> {
+    Access::new(data.storage(), layout).unwrap_or_else(|e| internal_error(e))
 }
 
-/// Typed access to `t`'s elements under its own layout.
+/// Typed access to a tensor's elements under its own layout (checked when made).
 #[inline]
-pub fn access<T: Element>(t: &Tensor) -> Access<'_, T> {
-    Access::new(t.storage(), t.layout()).unwrap_or_else(|e| internal_error(e))
+pub fn access<T: Element>(data: &Data) -> Access<'_, T> {
+    Access::of(data)
 }
 
 #[cold]
@@ -77,21 +77,26 @@ fn internal_error(e: crate::error::Error) -> ! {
 /// A borrowed result is storage memory (access note, point 2 in storage.rs): the caller
 /// drops it before its kernel returns and writes no tensor that shares `t`'s storage
 /// while holding it.
-pub unsafe fn contiguous_data<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
-    if t.numel() == 0 {
+pub unsafe fn contiguous_data<T: Element>(data: &Data) -> Cow<'_, [T]> {
+    if data.layout().numel() == 0 {
         return Cow::Owned(Vec::new());
     }
-    if t.dtype() == T::DTYPE {
-        if let Some(s) = access::<T>(t).contiguous() {
+    if data.dtype() == T::DTYPE {
+        if let Some(s) = access::<T>(data).contiguous() {
             return Cow::Borrowed(s);
         }
     }
-    Cow::Owned(gather_as::<T>(t))
+    Cow::Owned(gather_data::<T>(data))
 }
 
 /// Copy a strided tensor into a new row-major Vec, casting to `T`.
 pub fn gather_as<T: Element>(t: &Tensor) -> Vec<T> {
-    crate::with_dtype!(t.dtype(), S => gather_cast::<S, T>(&access::<S>(t)))
+    gather_data(&t.data())
+}
+
+/// `gather_as` over a tensor's elements.
+pub fn gather_data<T: Element>(data: &Data) -> Vec<T> {
+    crate::with_dtype!(data.dtype(), S => gather_cast::<S, T>(&access::<S>(data)))
 }
 
 /// Row-major gather of `src`'s layout, casting each element.
@@ -238,7 +243,7 @@ pub fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
 
 /// Cast a whole tensor (contiguous result, new storage).
 pub fn cast_tensor(t: &Tensor, dtype: DType) -> Tensor {
-    crate::with_dtype!(dtype, T => tensor_from(gather_as::<T>(t), t.shape()))
+    crate::with_dtype!(dtype, T => tensor_from(gather_as::<T>(t), &t.shape()))
 }
 
 /// Whether a floating or complex tensor holds a NaN (anomaly mode's check).
@@ -251,6 +256,7 @@ pub fn has_nan(t: &Tensor) -> bool {
 /// As `contiguous_data`.
 unsafe fn has_nan_in(t: &Tensor) -> bool {
     use crate::kernels::traits::Float;
+    let t = &*t.data();
     match t.dtype() {
         DType::F16 => contiguous_data::<half::f16>(t).iter().any(|v| v.is_nan_()),
         DType::BF16 => contiguous_data::<half::bf16>(t).iter().any(|v| v.is_nan_()),

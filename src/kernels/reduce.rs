@@ -30,17 +30,19 @@ pub fn reduce_rows<T: Element, U: Send>(
     dims: &[usize],
     row_fn: impl Fn(&[T]) -> U + Sync + Send,
 ) -> Vec<U> {
-    let nd = x.dim();
+    let x = x.data();
+    let nd = x.layout().ndim();
     let mut perm: SmallVec<[i64; 6]> = (0..nd)
         .filter(|d| !dims.contains(d))
         .map(|d| d as i64)
         .collect();
     perm.extend(dims.iter().map(|&d| d as i64));
     let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
-    let row_len: usize = dims.iter().map(|&d| x.shape()[d]).product();
-    let out_len: usize = reduced_shape(x.shape(), dims).iter().product();
+    let shape = &x.layout().shape;
+    let row_len: usize = dims.iter().map(|&d| shape[d]).product();
+    let out_len: usize = reduced_shape(shape, dims).iter().product();
     let data = crate::with_dtype!(x.dtype(), S => {
-        let src = crate::kernels::access_as::<S>(x, layout);
+        let src = crate::kernels::access_as::<S>(&x, layout);
         // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
         match unsafe { src.contiguous() } {
             Some(s) if S::DTYPE == T::DTYPE => {

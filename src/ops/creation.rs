@@ -16,11 +16,11 @@ pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
 }
 
 pub fn zeros_like(t: &Tensor) -> Result<Tensor> {
-    Tensor::zeros(t.shape(), t.dtype())
+    Tensor::zeros(&t.shape(), t.dtype())
 }
 
 pub fn ones_like(t: &Tensor) -> Result<Tensor> {
-    Tensor::full(t.shape(), Scalar::Int(1), t.dtype())
+    Tensor::full(&t.shape(), Scalar::Int(1), t.dtype())
 }
 
 fn check_float(dtype: DType, what: &str) -> Result<()> {
@@ -184,7 +184,8 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(&[n, m], dtype)?;
     crate::with_dtype!(dtype, T => {
-        let diag = crate::kernels::access_as::<T>(&t, t.layout().diagonal(0, 0, 1)?);
+        let data = t.data();
+        let diag = crate::kernels::access_as::<T>(&data, data.layout().diagonal(0, 0, 1)?);
         for i in 0..n.min(m) {
             // SAFETY: element i of the diagonal layout of a fresh tensor nobody else sees.
             unsafe { diag.write(i * (m + 1), T::one()) };

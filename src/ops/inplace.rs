@@ -100,11 +100,11 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     let value = result.swap_remove(0);
     check_cast(value.dtype(), dst.dtype())?;
     if value.shape() != dst.shape() {
-        let b = crate::shape::broadcast_shapes(value.shape(), dst.shape())?;
-        if b.as_slice() != dst.shape() {
+        let b = crate::shape::broadcast_shapes(&value.shape(), &dst.shape())?;
+        if b.as_slice() != &*dst.shape() {
             return Err(Error::runtime(format!(
                 "output with shape {} doesn't match the broadcast shape {}",
-                crate::shape::fmt_dims(dst.shape()),
+                crate::shape::fmt_dims(&dst.shape()),
                 crate::shape::fmt_dims(&b)
             )));
         }
@@ -195,7 +195,7 @@ impl Op for Copy {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (dst, src) = (&inputs[0], &inputs[1]);
-        let expanded = crate::ops::view::expand(&src.alias_detached(), dst.shape())?;
+        let expanded = crate::ops::view::expand(&src.alias_detached(), &dst.shape())?;
         Ok(smallvec::smallvec![crate::kernels::cast_tensor(
             &expanded,
             dst.dtype()
@@ -245,7 +245,7 @@ impl Op for Fill {
             }
         }
         Ok(smallvec::smallvec![Tensor::full(
-            t.shape(),
+            &t.shape(),
             self.value,
             t.dtype()
         )?])

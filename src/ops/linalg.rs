@@ -434,7 +434,7 @@ impl Op for Gather {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (src, idx) = (&inputs[0], &inputs[1]);
         let out = crate::with_dtype!(src.dtype(), T =>
-            tensor_from(crate::kernels::index::gather::<T>(src, self.dim, idx)?, idx.shape()));
+            tensor_from(crate::kernels::index::gather::<T>(src, self.dim, idx)?, &idx.shape()));
         Ok(smallvec![out])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {

@@ -38,7 +38,7 @@ fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
 }
 
 fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
-    let out_shape = reduced_shape(x.shape(), dims);
+    let out_shape = reduced_shape(&x.shape(), dims);
     if dtype == DType::Bool {
         let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
         return Ok(tensor_from(v, &out_shape));
@@ -50,9 +50,10 @@ fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
     crate::with_arith!(dtype, "sum", T => {
         if leading && out_shape.iter().product::<usize>() > 1 {
             // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
-            let data = unsafe { crate::kernels::contiguous_data::<T>(x) };
+            let x = x.data();
+            let data = unsafe { crate::kernels::contiguous_data::<T>(&x) };
             let inner: usize = out_shape.iter().product();
-            let outer = x.numel() / inner.max(1);
+            let outer = x.layout().numel() / inner.max(1);
             return Ok(tensor_from(sum_leading(&data, outer, inner), &out_shape));
         }
         Ok(tensor_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
@@ -108,7 +109,7 @@ impl Op for Sum {
             out = div_scalar(&out, Scalar::Int(count as i64))?;
         }
         if self.keepdim {
-            out = out.fresh_with_shape(&keepdim_shape(x.shape(), &self.dims));
+            out = out.fresh_with_shape(&keepdim_shape(&x.shape(), &self.dims));
         }
         Ok(smallvec![out])
     }
@@ -290,9 +291,9 @@ impl Op for ExtremeDim {
         }
         let dims: &[usize] = if x.dim() == 0 { &[] } else { &dims };
         let shape = if self.keepdim {
-            keepdim_shape(x.shape(), dims)
+            keepdim_shape(&x.shape(), dims)
         } else {
-            reduced_shape(x.shape(), dims)
+            reduced_shape(&x.shape(), dims)
         };
         let which = self.which;
         let (values, indices) = crate::with_real!(x.dtype(), "max", T => {

@@ -102,7 +102,7 @@ impl Op for ViewOp {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let layout = self.kind.apply(x.layout())?;
+        let layout = self.kind.apply(&x.layout())?;
         if !self.tracked_view {
             return Ok(smallvec![x.fresh_with_shape(&layout.shape)]);
         }
@@ -218,7 +218,7 @@ pub fn expand_sizes(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         return Err(crate::error::Error::runtime(format!(
             "expand(ferrograd.{}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
             x.dtype().legacy_type_name(),
-            crate::shape::fmt_dims(x.shape()),
+            crate::shape::fmt_dims(&x.shape()),
             sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
             sizes.len(),
             x.dim()
@@ -335,7 +335,7 @@ pub fn as_strided(x: &Tensor, size: &[i64], stride: &[i64], offset: Option<i64>)
         stride,
         offset.unwrap_or(x.offset() as i64),
         x.dtype().itemsize(),
-        x.storage().nbytes(),
+        x.data().storage().nbytes(),
     )?;
     let kind = ViewKind::AsStrided {
         offset: layout.offset as isize - x.offset() as isize,
@@ -446,7 +446,7 @@ impl Op for MultiView {
         };
         let mut out = Outputs::new();
         for (j, kind) in self.piece_kinds().iter().enumerate() {
-            out.push(x.make_view(kind.apply(x.layout())?, creation_meta(x, Some((short, j))))?);
+            out.push(x.make_view(kind.apply(&x.layout())?, creation_meta(x, Some((short, j))))?);
         }
         Ok(out)
     }
