@@ -10,17 +10,29 @@ use smallvec::SmallVec;
 use crate::error::{Error, Result};
 use crate::shape::{checked_numel, contiguous_strides, wrap_dim, wrap_dim_insert, Dims};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Layout {
     pub shape: Dims,
     pub strides: Dims,
     pub offset: usize,
 }
 
+// By hand: SmallVec's own `clone` copies element by element; layouts are cloned on
+// every op (node metadata, views), and a plain copy of the slice is several times faster.
+impl Clone for Layout {
+    fn clone(&self) -> Layout {
+        Layout {
+            shape: Dims::from_slice(&self.shape),
+            strides: Dims::from_slice(&self.strides),
+            offset: self.offset,
+        }
+    }
+}
+
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Layout {
         Layout {
-            shape: shape.into(),
+            shape: Dims::from_slice(shape),
             strides: contiguous_strides(shape),
             offset: 0,
         }

@@ -21,17 +21,22 @@ pub fn fmt_size(d: &[usize]) -> String {
 
 /// Number of elements, failing on overflow instead of wrapping.
 pub fn checked_numel(shape: &[usize]) -> Result<usize> {
-    let mut n: u128 = 1;
+    // A product that overflows only matters when no dim is zero (then it ends at 0).
+    let mut n: usize = 1;
+    let mut overflowed = false;
     for &s in shape {
-        n = n.saturating_mul(s as u128);
+        match n.checked_mul(s) {
+            Some(v) => n = v,
+            None => overflowed = true,
+        }
     }
-    if n > MAX_BYTES {
+    if n != 0 && (overflowed || n as u128 > MAX_BYTES) {
         return Err(Error::runtime(format!(
             "Storage size calculation overflowed with sizes={}",
             fmt_dims(shape)
         )));
     }
-    Ok(n as usize)
+    Ok(n)
 }
 
 pub fn numel(shape: &[usize]) -> usize {
@@ -101,7 +106,8 @@ pub fn is_expandable_to(from: &[usize], to: &[usize]) -> bool {
 
 /// Row-major strides of a contiguous tensor.
 pub fn contiguous_strides(shape: &[usize]) -> Dims {
-    let mut strides: Dims = SmallVec::from_elem(1, shape.len());
+    // Starts as a copy of `shape` only to get the length cheaply; every entry is set.
+    let mut strides = Dims::from_slice(shape);
     let mut acc = 1usize;
     for i in (0..shape.len()).rev() {
         strides[i] = acc;

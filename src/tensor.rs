@@ -300,10 +300,10 @@ impl Tensor {
         ShapeRef(self.data())
     }
     pub fn dims(&self) -> Dims {
-        self.data().layout().shape.clone()
+        Dims::from_slice(&self.data().layout().shape)
     }
     pub fn strides(&self) -> Dims {
-        self.data().layout().strides.clone()
+        Dims::from_slice(&self.data().layout().strides)
     }
     pub fn offset(&self) -> usize {
         self.data().layout().offset

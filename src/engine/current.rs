@@ -6,8 +6,8 @@
 //! `run_backward` publishes a read-only view of its plan on a thread-local stack while
 //! it runs (a stack, because a Python backward may itself call `backward()`).
 
+use crate::engine::addr_map::AddrMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 pub struct TaskView {
     pub id: u64,
     /// Every node reachable from the roots, by address, to its index in the plan.
-    index: HashMap<usize, usize>,
+    index: AddrMap<usize, usize>,
     /// Whether each node runs its function (or is on the path to a requested input).
     pub exec: Vec<bool>,
     /// Whether each node's incoming gradient is captured for `autograd.grad`.
@@ -32,7 +32,7 @@ pub struct TaskView {
 
 impl TaskView {
     pub fn new(
-        index: HashMap<usize, usize>,
+        index: AddrMap<usize, usize>,
         exec: Vec<bool>,
         captured: Vec<bool>,
         partial: bool,

@@ -1,6 +1,8 @@
 //! The per-call arena of one backward pass (see the engine module docs).
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use crate::engine::addr_map::AddrMap;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -47,8 +49,8 @@ fn node_key(n: &Arc<Node>) -> usize {
 
 impl GraphTask {
     /// Discover every node reachable from the roots (iterative DFS).
-    fn discover(roots: &[Root]) -> (GraphTask, HashMap<usize, usize>) {
-        let mut index: HashMap<usize, usize> = HashMap::new();
+    fn discover(roots: &[Root]) -> (GraphTask, AddrMap<usize, usize>) {
+        let mut index: AddrMap<usize, usize> = AddrMap::default();
         let mut nodes: Vec<Arc<Node>> = Vec::new();
         let mut stack: Vec<Arc<Node>> = Vec::new();
         let mut visit = |node: &Arc<Node>, stack: &mut Vec<Arc<Node>>| {
@@ -252,7 +254,7 @@ fn run_backward_here(
         .collect();
 
     // Which (node, input slot) pairs are captured for which requested input.
-    let mut captures: HashMap<(usize, usize), SmallVec<[usize; 1]>> = HashMap::new();
+    let mut captures: AddrMap<(usize, usize), SmallVec<[usize; 1]>> = AddrMap::default();
     let mut results: Vec<Option<Tensor>> = vec![None; inputs.len()];
     if inputs.is_empty() {
         task.exec.iter_mut().for_each(|e| *e = true);
@@ -452,7 +454,7 @@ fn check_nan(node: &Node, out: Grads) -> Result<Grads> {
 fn record_captures(
     idx: usize,
     grads: &[Option<Tensor>],
-    captures: &HashMap<(usize, usize), SmallVec<[usize; 1]>>,
+    captures: &AddrMap<(usize, usize), SmallVec<[usize; 1]>>,
     results: &mut [Option<Tensor>],
 ) {
     for (slot, g) in grads.iter().enumerate() {

@@ -14,6 +14,7 @@
 //! - contributions to one input buffer are summed in a fixed order (by producing node
 //!   and output position), so results are bitwise identical for any thread count.
 
+mod addr_map;
 pub mod current;
 mod graph_task;
 pub mod modes;

@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::Result;
-use crate::kernels::{access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
+use crate::kernels::{access, access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
 use crate::tensor::Tensor;
@@ -14,12 +14,16 @@ pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send)
     // SAFETY: read-only; `data` is dropped before returning and the output is fresh.
     let x = x.data();
     let data = unsafe { contiguous_data::<T>(&x) };
-    let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
+    tensor_from(map_slice(&data, f), &x.layout().shape)
+}
+
+/// `f` over a slice, split over the pool when it is big enough.
+fn map_slice<T: Element, U: Element>(data: &[T], f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
+    if data.len() >= PARALLEL_GRAIN {
         crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
     } else {
         data.iter().map(|&v| f(v)).collect()
-    };
-    tensor_from(out, &x.layout().shape)
+    }
 }
 
 /// Walk `shape` for N operands with the given (already broadcast) layouts, calling
@@ -29,7 +33,7 @@ fn for_each_run<const N: usize>(
     layouts: [&Layout; N],
     mut f: impl FnMut([usize; N], [usize; N], usize),
 ) {
-    let stride_refs: Vec<&[usize]> = layouts.iter().map(|l| &l.strides[..]).collect();
+    let stride_refs: [&[usize]; N] = std::array::from_fn(|k| &layouts[k].strides[..]);
     let (cshape, cstrides) = coalesce(shape, &stride_refs);
     if cshape.contains(&0) {
         return;
@@ -38,7 +42,7 @@ fn for_each_run<const N: usize>(
     let inner = cshape[nd - 1];
     let inner_strides: [usize; N] = std::array::from_fn(|k| cstrides[k][nd - 1]);
     let outer: usize = cshape[..nd - 1].iter().product();
-    let mut idx = vec![0usize; nd - 1];
+    let mut idx: crate::shape::Dims = smallvec::smallvec![0; nd - 1];
     let mut offs: [usize; N] = std::array::from_fn(|k| layouts[k].offset);
     for _ in 0..outer {
         f(offs, inner_strides, inner);
@@ -80,7 +84,21 @@ pub fn zip<T: Element, U: Element>(
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
     let (a, b) = (a.data(), b.data());
     let (la, lb) = (a.layout(), b.layout());
-    if la.shape == shape && lb.shape == shape && la.is_contiguous() && lb.is_contiguous() {
+    // One operand is a single value and the other already has the output's shape, in
+    // order (`x * 0.5`, a scalar tensor times a tensor): read the value once and map.
+    let whole = |l: &Layout| l.shape == shape && l.is_contiguous();
+    if lb.numel() == 1 && whole(la) {
+        // SAFETY: read-only; `x` is dropped before returning; the offset is the single
+        // element of b's checked layout.
+        let (x, q) = unsafe { (contiguous_data::<T>(&a), access::<T>(&b).read(lb.offset)) };
+        return Ok(tensor_from(map_slice(&x, |p| f(p, q)), &shape));
+    }
+    if la.numel() == 1 && whole(lb) {
+        // SAFETY: as above, with the operands' roles swapped.
+        let (p, y) = unsafe { (access::<T>(&a).read(la.offset), contiguous_data::<T>(&b)) };
+        return Ok(tensor_from(map_slice(&y, |q| f(p, q)), &shape));
+    }
+    if whole(la) && whole(lb) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
         let out: Vec<U> = if n >= PARALLEL_GRAIN {

@@ -15,8 +15,10 @@ use std::borrow::Cow;
 
 use crate::dtype::{cast, DType, Element};
 use crate::layout::Layout;
+use crate::shape::Dims;
 use crate::storage::{Access, Data};
 use crate::tensor::Tensor;
+use smallvec::{smallvec, SmallVec};
 
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
 pub const PARALLEL_GRAIN: usize = 1 << 18;
@@ -181,7 +183,7 @@ pub fn for_each_inner_run(layout: &Layout, mut f: impl FnMut(usize, usize, usize
     let inner = shape[nd - 1];
     let inner_stride = strides[nd - 1];
     let outer: usize = shape[..nd - 1].iter().product();
-    let mut idx = vec![0usize; nd.saturating_sub(1)];
+    let mut idx: Dims = smallvec![0; nd.saturating_sub(1)];
     let mut off = layout.offset;
     for _ in 0..outer {
         f(off, inner_stride, inner);
@@ -198,40 +200,40 @@ pub fn for_each_inner_run(layout: &Layout, mut f: impl FnMut(usize, usize, usize
 }
 
 /// Merge adjacent dims that every operand walks contiguously, so kernels see long inner
-/// runs. Size-1 dims are dropped.
-pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let mut out_shape: Vec<usize> = Vec::with_capacity(shape.len());
-    let mut out_strides: Vec<Vec<usize>> = vec![Vec::with_capacity(shape.len()); strides.len()];
+/// runs. Size-1 dims are dropped. Small vectors: this runs once per kernel call.
+pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Dims, SmallVec<[Dims; 3]>) {
+    if shape.contains(&0) {
+        return (smallvec![0], strides.iter().map(|_| smallvec![1]).collect());
+    }
+    let mut out_shape = Dims::new();
+    let mut out_strides: SmallVec<[Dims; 3]> = strides.iter().map(|_| Dims::new()).collect();
     for (d, &n) in shape.iter().enumerate() {
         if n == 1 {
             continue;
         }
         let mergeable = !out_shape.is_empty()
-            && strides.iter().enumerate().all(|(k, s)| {
-                let prev = *out_strides[k].last().expect("nonempty");
+            && strides.iter().zip(&out_strides).all(|(s, out)| {
+                let prev = *out.last().expect("nonempty");
                 prev == s[d] * n
             });
         if mergeable {
             let last = out_shape.len() - 1;
             out_shape[last] *= n;
-            for (k, s) in strides.iter().enumerate() {
-                out_strides[k][last] = s[d];
+            for (s, out) in strides.iter().zip(out_strides.iter_mut()) {
+                out[last] = s[d];
             }
         } else {
             out_shape.push(n);
-            for (k, s) in strides.iter().enumerate() {
-                out_strides[k].push(s[d]);
+            for (s, out) in strides.iter().zip(out_strides.iter_mut()) {
+                out.push(s[d]);
             }
         }
     }
-    if out_shape.is_empty() && !shape.contains(&0) {
+    if out_shape.is_empty() {
         out_shape.push(1);
         for s in out_strides.iter_mut() {
             s.push(1);
         }
-    }
-    if shape.contains(&0) {
-        return (vec![0], vec![vec![1]; strides.len()]);
     }
     (out_shape, out_strides)
 }
