@@ -1,5 +1,6 @@
 //! ferrograd: PyTorch's autograd on a Rust tensor core. Module map only; see DESIGN.md.
 
+pub mod alloc;
 pub mod autograd;
 pub mod device;
 pub mod dtype;
@@ -14,6 +15,10 @@ pub mod tensor;
 
 #[cfg(feature = "python")]
 mod bindings;
+
+/// Large blocks are cached for reuse (see alloc.rs).
+#[global_allocator]
+static ALLOCATOR: alloc::CachingAllocator = alloc::CachingAllocator;
 
 pub use dtype::{DType, Scalar};
 pub use error::{Error, Result};

@@ -72,6 +72,14 @@ from . import utils
 
 __version__ = "0.1.0"
 
+
+def empty_cache():
+    """Return the memory ferrograd keeps for reusing freed tensor buffers to the system
+    (as ``torch.cuda.empty_cache()`` does for its caching allocator). Tensors alive are
+    not affected; the cache refills as tensors are freed again."""
+    _C._empty_cache()
+
+
 # torch's aliases for dtypes.
 half = float16
 float = float32  # noqa: A001
@@ -84,6 +92,7 @@ cdouble = complex128
 __all__ = [
     "Tensor",
     "Size",
+    "empty_cache",
     "dtype",
     "device",
     "get_default_device",

@@ -10,6 +10,7 @@ pub mod function;
 pub mod functions;
 pub mod gc;
 pub mod hooks;
+pub mod memory;
 pub mod tensor;
 
 use pyo3::prelude::*;
@@ -90,6 +91,8 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);
     crate::kernels::set_pool_wait_hook(autograd::release_gil_while);
     m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::_empty_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(memory::_cache_stats, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;
     m.add_submodule(&functions)?;
