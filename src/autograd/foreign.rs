@@ -22,28 +22,34 @@
 //!
 //! # The walk
 //!
-//! A walk from an owner P (the *root*) follows every reference: an owner's handle, what
-//! tensors and nodes hold (gradient, history, a view's base, saved values, next nodes,
-//! hooks), and what host objects refer to (their traverse, asked through `Host`). An
-//! object is *owned* by P when each of its holders (`Arc` count, or host reference
-//! count) is an owned object or P, counted against the references found: then every path
-//! from anywhere else to it passes through P. Host objects are only looked into once all
-//! their holders are found, so shared ones (a module's globals) cost nothing.
+//! A walk from an owner P (the *root*) follows references: an owner's handle and its
+//! `__dict__`, what tensors and nodes hold (gradient, history, a view's base, saved
+//! values, next nodes, hooks), and what host objects refer to (their traverse, asked
+//! through `Host`). An object is *owned* by P when it was looked into and each of its
+//! holders (`Arc` count, or host reference count) is an owned object or P, counted
+//! against the references found; then every path from anywhere else to it passes
+//! through P. Ownership is decided from the counts once the walk ends, so the order in
+//! which objects are looked into only decides how much is found, never whether what is
+//! found is right.
 //!
 //! Within the owned part, every core reference held by an owned tensor or node R goes
-//! to the owner nearest above R in the dominator tree from P: the owner W that every path
-//! from P to R passes through, closest to R. Every path from anywhere to R enters the
-//! owned part through P and then passes through W, so W dominates the reference: rule
-//! (b) holds by induction along any live path.
+//! to the owner nearest above R in the dominator tree from P: the owner W that every
+//! path from P to R passes through, closest to R. Every path from anywhere to R enters
+//! the owned part through P and then passes through W, so W dominates the reference:
+//! rule (b) holds by induction along any live path. (Answering from P alone for what
+//! several owners reach, a tempting shortcut, breaks (b): with P garbage and another
+//! owner alive, the hooks P reports would be cleared while the live one still runs them.)
 //!
-//! Rule (a) across walks: during a collection an owner's answer is computed once and
-//! kept (`bindings::gc`). A walk answers at once for every owner it owns that has no
-//! answer yet (P and others), and hands out a reference only to one of those. A later
-//! walk from Q, an owner no earlier walk owned, can only meet an earlier walk's owned
-//! part through that walk's root, which has an answer; so the dominator chain of every
-//! reference handed out before reaches an answered owner first, and it is skipped. Two
-//! owners that own each other (a garbage cycle; dominance from outside means nothing
-//! there) are answered for by the first walk that meets either, in one piece.
+//! Rule (a) across walks: during a pass of the collector an owner's answer is computed
+//! once and kept (`bindings::gc`). A walk answers at once for every owner it owns that
+//! has no answer yet (P and others, empty answers included), and hands out a reference
+//! only to one of those. A later walk starts from an owner Q no earlier walk owned, so
+//! it can enter an earlier walk's owned part only through that walk's root: every
+//! object on the dominator chain between the root and anything inside is inside too,
+//! and every owner inside already has an answer. So the nearest owner above a reference
+//! handed out before always has an answer, and the reference is skipped. Owners that
+//! own each other (a garbage cycle, where dominance from outside means nothing) are
+//! answered for by the first walk that meets one of them, all in one piece.
 //!
 //! A leaf's own hooks are the exception, as in torch: its canonical host object reports
 //! them whatever else holds the leaf, and takes them away when it is collected
@@ -51,15 +57,22 @@
 //!
 //! # Changes during a collection
 //!
-//! Answers are kept for the whole collection, so each pass sees the same reports.
-//! Threads without the GIL can give new holders only to objects they already hold (not
-//! owned, then); they can only take holders away from owned objects, which leaves every
-//! kept answer true. Host objects cannot change while a walk runs (it runs inside the
-//! collector); answers are recomputed when a held or owner object is freed (an address
-//! could then be reused), see `bindings::gc`.
+//! Threads without the GIL can give new holders only to objects they already hold
+//! (which are not owned, then); they can only take holders away from owned objects,
+//! which leaves every kept answer true. Host objects do not change while the collector
+//! runs a pass; between its passes Python code may run (finalizers), and answers are
+//! then dropped (`bindings::gc`).
 //!
-//! Each walk looks into at most `BUDGET` objects: what lies further is not owned and
-//! stays alive. Locks are only tried: a structure another thread is using is skipped.
+//! # Cost
+//!
+//! A walk looks into at most `BUDGET` objects; what lies further is not owned and stays
+//! alive. Objects whose holders are all known are looked into first. Tensors, nodes and
+//! owners with a holder not met yet (and what is reached through them) are looked into
+//! only as a chance, at most `CHANCES` of them: that is how a cycle through a shared node
+//! is found, but in a live graph the missing holders never turn up. Ordinary host objects
+//! are looked into only once all their holders are found, so shared ones (a module's
+//! globals) cost nothing. Locks are only tried: a structure another thread is using is
+//! skipped.
 
 mod dominators;
 mod grad_cycle;
@@ -72,7 +85,7 @@ use crate::autograd::node::Node;
 use crate::tensor::Tensor;
 
 pub use grad_cycle::{break_grad_cycle, retry_grad_cycles};
-use region::{leaf_hook_refs, Obj, Region, Root};
+use region::{leaf_hook_refs, Obj, Region, Root, CHANCES};
 
 /// A host object held by the core, for `NodeExtras::py_metadata`.
 pub trait Foreign: Send + Sync {
@@ -142,14 +155,21 @@ pub fn owned_refs(
     host: &dyn Host,
     answered: &dyn Fn(usize) -> bool,
 ) -> Vec<(usize, Vec<usize>)> {
-    let region = Region::explore(Root::Owner(key, canonical, handle), Some(host), None);
+    let region = Region::explore(
+        Root::Owner(key, canonical, handle),
+        Some(host),
+        None,
+        CHANCES,
+    );
     let owned = region.owned();
-    let edges: Vec<Vec<usize>> = region
-        .entries
-        .iter()
-        .zip(&owned)
-        .map(|(e, &o)| match o {
-            true => e.children.iter().copied().filter(|&c| owned[c]).collect(),
+    let edges: Vec<Vec<usize>> = (0..owned.len())
+        .map(|i| match owned[i] {
+            true => region
+                .children(i)
+                .iter()
+                .copied()
+                .filter(|&c| owned[c])
+                .collect(),
             false => Vec::new(),
         })
         .collect();
@@ -171,7 +191,7 @@ pub fn owned_refs(
     }
     for &i in &rpo {
         if let Some(a) = answers.get_mut(&nearest[i]) {
-            a.extend_from_slice(&region.entries[i].reportable);
+            a.extend_from_slice(region.reportable(i));
         }
     }
     answers
@@ -184,7 +204,9 @@ pub fn owned_refs(
 /// object (the root says so itself; another owner is canonical if the tensor names it).
 fn own_hooks(region: &Region<'_>, i: usize, root_canonical: bool, out: &mut Vec<usize>) {
     let e = &region.entries[i];
-    let Some(&h) = e.children.first() else { return };
+    let Some(&h) = region.children(i).first() else {
+        return;
+    };
     let Obj::Tensor(t) = &region.entries[h].obj else {
         return;
     };

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use super::region::{Region, Root};
+use super::region::{Region, Root, BUDGET};
 use crate::tensor::{Tensor, WeakTensor};
 
 /// Tensors whose host object went away while their `.grad` graph (possibly a cycle back
@@ -66,7 +66,8 @@ fn try_break_grad_cycle(t: &Tensor) -> Option<bool> {
         }
     };
     grad.try_meta()?.grad_fn.as_ref()?;
-    let region = Region::explore(Root::Tensor(grad), None, Some(t));
+    // Every object may be looked into: the cycle runs through shared nodes.
+    let region = Region::explore(Root::Tensor(grad), None, Some(t), BUDGET);
     let inside: usize = region
         .owned()
         .into_iter()

@@ -2,6 +2,7 @@
 //! `BUDGET` objects), the references between, and which of it the root owns.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::{try_lock, Handle, Host, HostKind, DEFERRED};
@@ -11,6 +12,8 @@ use crate::tensor::{AutogradMeta, Tensor};
 /// At most this many objects are looked into per walk: bounds the collector's pauses on
 /// long graphs (what lies further is not owned, so it stays alive).
 pub const BUDGET: usize = 1024;
+/// Of those, at most this many are looked into as a chance (see `Region::explore`).
+pub const CHANCES: usize = 256;
 /// At most this many objects are recorded per walk (looked into or only seen).
 const MAX_SEEN: usize = 8 * BUDGET;
 
@@ -65,14 +68,29 @@ pub struct Entry {
     refcount: usize,
     /// References to this object from looked-into objects.
     held_inside: usize,
-    queued: bool,
-    explored: bool,
-    pub children: Vec<usize>,
-    /// Host objects this core object holds that its owner may report (not a leaf's own
-    /// hooks while the leaf has a canonical host object: those are that object's).
-    pub reportable: Vec<usize>,
+    /// Of those, references from objects looked into as sure.
+    held_surely: usize,
+    state: State,
+    /// What it refers to (a range of `Region::edges`), once looked into.
+    children: (usize, usize),
+    /// Host objects this core object holds that its owner may report (a range of
+    /// `Region::reports`; not a leaf's own hooks while the leaf has a canonical host
+    /// object: those are that object's).
+    reportable: (usize, usize),
     /// References to the walk's `target` tensor (see `grad_cycle`).
     pub target_refs: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Seen, not queued (an ordinary host object with holders still unknown).
+    Seen,
+    /// Queued as a chance: some holders are unknown, or only reached through chances.
+    Chance,
+    /// Queued: every holder is known and was itself looked into as sure.
+    Sure,
+    /// Looked into (as sure or not).
+    Explored(bool),
 }
 
 /// Where a walk starts.
@@ -84,105 +102,200 @@ pub enum Root {
     Tensor(Tensor),
 }
 
+/// Addresses as hash keys: a multiply and a fold spread them (no hostile input here).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        let h = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 pub struct Region<'h> {
     pub entries: Vec<Entry>,
-    index: HashMap<usize, usize>,
-    queue: VecDeque<usize>,
+    index: HashMap<usize, usize, BuildHasherDefault<AddrHasher>>,
+    edges: Vec<usize>,
+    reports: Vec<usize>,
+    sure: VecDeque<usize>,
+    chance: VecDeque<usize>,
     explored: usize,
     host: Option<&'h dyn Host>,
     /// Not entered; references to it are counted instead (see `grad_cycle`).
     target: Option<&'h Tensor>,
     root_is_owner: bool,
+    /// The object being looked into was sure.
+    from_sure: bool,
+    /// Scratch lists, kept between objects looked into.
+    kids: Vec<Obj>,
+    foreign: Vec<usize>,
+    referents: Vec<usize>,
 }
 
 impl<'h> Region<'h> {
     /// Walk from `root`. Without a `host`, host objects are neither entered nor reported.
-    pub fn explore(root: Root, host: Option<&'h dyn Host>, target: Option<&'h Tensor>) -> Self {
+    ///
+    /// Objects whose holders are all known (and sure themselves) are looked into first.
+    /// The others (tensors, nodes and owners with a holder not met yet, and whatever is
+    /// reached through them) are looked into as a chance, at most `chances` of them: the
+    /// missing holders may turn up further on (a cycle through a hook, say), but in a
+    /// live graph they never do, and each walk would otherwise cover the whole budget.
+    pub fn explore(
+        root: Root,
+        host: Option<&'h dyn Host>,
+        target: Option<&'h Tensor>,
+        chances: usize,
+    ) -> Self {
         let mut r = Region {
-            entries: Vec::new(),
-            index: HashMap::new(),
-            queue: VecDeque::new(),
+            entries: Vec::with_capacity(64),
+            index: HashMap::with_capacity_and_hasher(64, Default::default()),
+            edges: Vec::with_capacity(128),
+            reports: Vec::new(),
+            sure: VecDeque::new(),
+            chance: VecDeque::new(),
             explored: 0,
             host,
             target,
             root_is_owner: matches!(root, Root::Owner(..)),
+            from_sure: true,
+            kids: Vec::new(),
+            foreign: Vec::new(),
+            referents: Vec::new(),
         };
         match root {
             Root::Owner(key, addr, handle) => {
                 r.entries
                     .push(Entry::new(Obj::Host(addr.unwrap_or(0)), Some(key), 0));
-                r.entries[0].explored = true;
+                r.entries[0].state = State::Explored(true);
                 r.explored = 1;
-                r.link(0, handle.into());
+                let from = r.edges.len();
+                r.link(handle.into());
                 if let (Some(addr), Some(host)) = (addr, host) {
                     r.index.insert(addr, 0);
-                    r.link_referents(0, host, addr);
+                    r.link_referents(host, addr);
                 }
+                r.entries[0].children = (from, r.edges.len());
             }
             Root::Tensor(t) => {
                 let obj = Obj::Tensor(t);
                 r.index.insert(obj.addr(), 0);
                 r.entries.push(Entry::new(obj, None, 0));
-                r.queue.push_back(0);
+                r.entries[0].state = State::Sure;
+                r.sure.push_back(0);
             }
         }
+        let mut chances_left = chances;
         while r.explored < BUDGET {
-            let Some(i) = r.queue.pop_front() else { break };
+            let (i, sure) = match r.sure.pop_front() {
+                Some(i) => (i, true),
+                None if chances_left > 0 => match r.chance.pop_front() {
+                    Some(i) => {
+                        chances_left -= 1;
+                        (i, false)
+                    }
+                    None => break,
+                },
+                None => break,
+            };
+            if matches!(r.entries[i].state, State::Explored(_)) {
+                continue;
+            }
             r.explored += 1;
-            r.entries[i].explored = true;
+            r.entries[i].state = State::Explored(sure);
+            r.from_sure = sure;
             r.look_into(i);
         }
         r
     }
 
+    /// The objects `i` refers to (empty unless looked into).
+    pub fn children(&self, i: usize) -> &[usize] {
+        let (a, b) = self.entries[i].children;
+        &self.edges[a..b]
+    }
+
+    /// The host objects `i` holds that its owner may report.
+    pub fn reportable(&self, i: usize) -> &[usize] {
+        let (a, b) = self.entries[i].reportable;
+        &self.reports[a..b]
+    }
+
     fn look_into(&mut self, i: usize) {
-        let mut kids: Vec<Obj> = Vec::new();
-        let mut foreign: Vec<usize> = Vec::new();
-        let mut reportable: Vec<usize> = Vec::new();
+        let from = self.edges.len();
+        let mut kids = std::mem::take(&mut self.kids);
+        let mut foreign = std::mem::take(&mut self.foreign);
+        let reports_from = self.reports.len();
         match &self.entries[i].obj {
-            Obj::Tensor(t) => list_tensor(t, &mut kids, &mut foreign, &mut reportable),
-            Obj::Node(n) => list_node(n, &mut kids, &mut foreign),
+            Obj::Tensor(t) => list_tensor(t, &mut kids, &mut foreign, &mut self.reports),
+            Obj::Node(n) => {
+                list_node(n, &mut kids, &mut foreign);
+                self.reports.extend_from_slice(&foreign);
+            }
             Obj::Host(addr) => {
-                let Some(host) = self.host else { return };
-                // An owner's handle comes first (see `owned_refs`), then what its host
-                // side holds (its `__dict__`, say).
                 let addr = *addr;
-                if self.entries[i].owner_key.is_some() {
-                    if let Some(h) = host.handle(addr) {
-                        self.link(i, h.into());
+                if let Some(host) = self.host {
+                    // An owner's handle comes first (see `owned_refs`), then what its
+                    // host side holds (its `__dict__`, say).
+                    if self.entries[i].owner_key.is_some() {
+                        if let Some(h) = host.handle(addr) {
+                            self.link(h.into());
+                        }
                     }
+                    self.link_referents(host, addr);
                 }
-                self.link_referents(i, host, addr);
-                return;
             }
         }
-        if matches!(self.entries[i].obj, Obj::Node(_)) {
-            reportable.extend_from_slice(&foreign);
-        }
         if self.host.is_some() {
-            self.entries[i].reportable = reportable;
-            kids.extend(foreign.into_iter().map(Obj::Host));
+            kids.extend(foreign.drain(..).map(Obj::Host));
+        } else {
+            foreign.clear();
+            self.reports.truncate(reports_from);
         }
-        for k in kids {
-            self.link(i, k);
+        for k in kids.drain(..) {
+            if let Some(t) = self.target_ref(&k) {
+                self.entries[i].target_refs += t;
+                k.release();
+            } else {
+                self.link(k);
+            }
+        }
+        self.kids = kids;
+        self.foreign = foreign;
+        let e = &mut self.entries[i];
+        e.children = (from, self.edges.len());
+        e.reportable = (reports_from, self.reports.len());
+    }
+
+    fn target_ref(&self, obj: &Obj) -> Option<usize> {
+        match (obj, self.target) {
+            (Obj::Tensor(t), Some(x)) if t.ptr_eq(x) => Some(1),
+            _ => None,
         }
     }
 
-    fn link_referents(&mut self, i: usize, host: &dyn Host, addr: usize) {
-        let mut refs = Vec::new();
+    fn link_referents(&mut self, host: &dyn Host, addr: usize) {
+        let mut refs = std::mem::take(&mut self.referents);
         host.referents(addr, BUDGET, &mut refs);
-        for r in refs {
-            self.link(i, Obj::Host(r));
+        for r in refs.drain(..) {
+            self.link(Obj::Host(r));
         }
+        self.referents = refs;
     }
 
-    /// Record the reference `from -> obj`.
-    fn link(&mut self, from: usize, obj: Obj) {
-        if matches!((&obj, self.target), (Obj::Tensor(t), Some(x)) if t.ptr_eq(x)) {
-            self.entries[from].target_refs += 1;
-            obj.release();
-            return;
-        }
+    /// Record a reference to `obj` from the object being looked into.
+    fn link(&mut self, obj: Obj) {
         let i = match self.index.get(&obj.addr()) {
             Some(&i) => {
                 obj.release();
@@ -193,14 +306,21 @@ impl<'h> Region<'h> {
                 None => return,
             },
         };
-        self.entries[i].held_inside += 1;
-        self.entries[from].children.push(i);
-        // An ordinary host object is looked into once every holder is known to be inside:
-        // looking into shared ones (a module's globals, say) would only spend the budget.
+        self.edges.push(i);
         let e = &mut self.entries[i];
-        if matches!(e.obj, Obj::Host(_)) && !e.queued && e.held_inside == e.refcount {
-            e.queued = true;
-            self.queue.push_back(i);
+        e.held_inside += 1;
+        e.held_surely += usize::from(self.from_sure);
+        if matches!(e.state, State::Seen | State::Chance) {
+            let holders = e.holders();
+            if e.held_surely >= holders {
+                e.state = State::Sure;
+                self.sure.push_back(i);
+            } else if e.state == State::Seen && e.held_inside >= holders {
+                // An ordinary host object all of whose holders are known, some only
+                // through chances.
+                e.state = State::Chance;
+                self.chance.push_back(i);
+            }
         }
     }
 
@@ -227,15 +347,18 @@ impl<'h> Region<'h> {
             _ => (None, 0),
         };
         let i = self.entries.len();
-        // Core objects and owners are looked into at once (owners cost little: a handle
-        // and a `__dict__`, and they can hold themselves through the core).
-        let queued = !matches!(obj, Obj::Host(_)) || owner_key.is_some();
-        self.entries.push(Entry::new(obj, owner_key, refcount));
-        self.index.insert(addr, i);
-        if queued {
-            self.entries[i].queued = true;
-            self.queue.push_back(i);
+        // Tensors, nodes and owners may be looked into as a chance (owners cost little:
+        // a handle and a `__dict__`, and they can hold themselves through the core).
+        // An ordinary host object waits until every holder is known: looking into
+        // shared ones (a module's globals, say) would only spend the budget.
+        let chance = !matches!(obj, Obj::Host(_)) || owner_key.is_some();
+        let mut e = Entry::new(obj, owner_key, refcount);
+        if chance {
+            e.state = State::Chance;
+            self.chance.push_back(i);
         }
+        self.entries.push(e);
+        self.index.insert(addr, i);
         Some(i)
     }
 
@@ -250,18 +373,17 @@ impl<'h> Region<'h> {
             .enumerate()
             .map(|(i, e)| {
                 let inside = e.held_inside + if i == 0 { root_held } else { 0 };
-                e.explored
+                matches!(e.state, State::Explored(_))
                     && match &e.obj {
                         Obj::Host(_) => i == 0 || e.refcount == inside,
-                        Obj::Tensor(t) => t.owner_count() - 1 == inside,
-                        Obj::Node(n) => Arc::strong_count(n) - 1 == inside,
+                        _ => e.holders() == inside,
                     }
             })
             .collect();
         // Whatever something held from outside reaches stays alive with it.
         let mut stack: Vec<usize> = (0..owned.len()).filter(|&i| !owned[i]).collect();
         while let Some(i) = stack.pop() {
-            for &c in &self.entries[i].children {
+            for &c in self.children(i) {
                 if owned[c] {
                     owned[c] = false;
                     stack.push(c);
@@ -279,11 +401,19 @@ impl Entry {
             owner_key,
             refcount,
             held_inside: 0,
-            queued: false,
-            explored: false,
-            children: Vec::new(),
-            reportable: Vec::new(),
+            held_surely: 0,
+            state: State::Seen,
+            children: (0, 0),
+            reportable: (0, 0),
             target_refs: 0,
+        }
+    }
+    /// Every holder of the object now, other than the region's own handle.
+    fn holders(&self) -> usize {
+        match &self.obj {
+            Obj::Tensor(t) => t.owner_count() - 1,
+            Obj::Node(n) => Arc::strong_count(n) - 1,
+            Obj::Host(_) => self.refcount,
         }
     }
 }
