@@ -160,6 +160,37 @@ def test_hook_on_a_node_shared_with_a_live_tensor_runs_after_its_tensor_object_i
     assert x.grad.tolist() == [6.0, 6.0, 6.0]
 
 
+def test_hook_deep_under_a_live_graph_runs_after_its_tensor_object_is_collected(run_isolated):
+    # a's node is also held from a live graph, but too deep for any walk from the live
+    # tensor object to see: the garbage object of a alone must not answer for its hook
+    # (an answer from both would only read as "held from outside" in a release build).
+    proc = run_isolated(
+        """
+        import gc
+        calls = []
+
+        def make():
+            x = torch.randn(3, requires_grad=True)
+            a = x * 2
+            a.register_hook(lambda g: (calls.append("a"), g)[1])
+            junk = [a]
+            junk.append(junk)  # a's Python object is now only in a garbage cycle
+            c = a
+            for _ in range(3000):
+                c = c * 1.0
+            return x, c
+
+        x, c = make()
+        gc.collect()
+        gc.collect()
+        c.sum().backward()
+        assert calls == ["a"], calls
+        print("ok")
+        """
+    )
+    assert "ok" in proc.stdout
+
+
 def test_kept_link_of_a_chain_of_views_keeps_its_history_and_unpack_hooks():
     unpacked = []
 

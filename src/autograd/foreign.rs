@@ -144,16 +144,28 @@ pub fn drop_deferred() {
     drop(items);
 }
 
-/// The answers of a walk from the owner `key` holding `handle`: for it, and for each
-/// other owner it owns that has no answer yet (`answered`), the host objects that owner
-/// reports, by key. `canonical`: the owner's address, when it is its tensor's (or
-/// node's) canonical host object.
+/// How a walk's answers are used.
+pub enum Answers<'a> {
+    /// Kept for a pass of the collector: answer for every owner the walk owns that has
+    /// no answer yet (`answered` says which have one).
+    Kept(&'a dyn Fn(usize) -> bool),
+    /// Given once and dropped (outside a pass: `gc.get_referents`, or a collection that
+    /// does not call `gc.callbacks`, as CPython's last ones at exit). Fresh walks know
+    /// nothing of each other, so the root reports a share only if it owns no other owner:
+    /// two walks that own the same object own each other's roots (the holders of what
+    /// they own are owned), so no reference is reported twice.
+    Fresh,
+}
+
+/// The answers of a walk from the owner `key` holding `handle`, by owner key: the host
+/// objects each reports (see `Answers`). `canonical`: the owner's address, when it is
+/// its tensor's (or node's) canonical host object.
 pub fn owned_refs(
     key: usize,
     handle: Handle,
     canonical: Option<usize>,
     host: &dyn Host,
-    answered: &dyn Fn(usize) -> bool,
+    answers_are: Answers<'_>,
 ) -> Vec<(usize, Vec<usize>)> {
     let region = Region::explore(
         Root::Owner(key, canonical, handle),
@@ -183,15 +195,24 @@ pub fn owned_refs(
             Some(_) => i,
             None => nearest[idom[i]],
         };
-        if let Some(k) = e.owner_key.filter(|&k| i == 0 || !answered(k)) {
+        let unanswered = |k| match &answers_are {
+            Answers::Kept(answered) => !answered(k),
+            Answers::Fresh => i == 0,
+        };
+        if let Some(k) = e.owner_key.filter(|&k| i == 0 || unanswered(k)) {
             let mut refs = Vec::new();
             own_hooks(&region, i, k == key && canonical.is_some(), &mut refs);
             answers.insert(i, refs);
         }
     }
-    for &i in &rpo {
-        if let Some(a) = answers.get_mut(&nearest[i]) {
-            a.extend_from_slice(region.reportable(i));
+    let alone = rpo
+        .iter()
+        .all(|&i| i == 0 || region.entries[i].owner_key.is_none());
+    if matches!(answers_are, Answers::Kept(_)) || alone {
+        for &i in &rpo {
+            if let Some(a) = answers.get_mut(&nearest[i]) {
+                a.extend_from_slice(region.reportable(i));
+            }
         }
     }
     answers

@@ -29,6 +29,10 @@
 //! the collection ends. Owners can be freed (under the GIL, where Python code runs:
 //! never inside a pass); answers are then dropped, since a new owner may reuse an old
 //! owner's address.
+//!
+//! Traverses outside a collection (`gc.get_referents`), and those of a collection that
+//! does not call `gc.callbacks` (CPython's last ones at exit), get answers that are not
+//! kept (`foreign::Answers::Fresh`).
 
 mod host;
 mod window;
@@ -41,7 +45,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::autograd::foreign::{owned_refs, try_lock, Handle};
+use crate::autograd::foreign::{owned_refs, try_lock, Answers, Handle};
 
 /// A Python object held by the core.
 pub struct HeldPy(ManuallyDrop<Py<PyAny>>);
@@ -198,15 +202,15 @@ pub fn visit_owned(
                     col.freed = freed;
                 }
                 if !col.answers.contains_key(&key) {
-                    let found = owned_refs(key, handle(), canonical, &host::PyHost, &|k| {
-                        col.answers.contains_key(&k)
-                    });
+                    let answered = |k| col.answers.contains_key(&k);
+                    let kept = Answers::Kept(&answered);
+                    let found = owned_refs(key, handle(), canonical, &host::PyHost, kept);
                     col.answers.extend(found);
                 }
                 col.answers.get(&key).cloned().unwrap_or_default()
             }
             // Outside a collection, or Python code asking during one: fresh, not kept.
-            _ => owned_refs(key, handle(), canonical, &host::PyHost, &|_| false)
+            _ => owned_refs(key, handle(), canonical, &host::PyHost, Answers::Fresh)
                 .into_iter()
                 .find(|(k, _)| *k == key)
                 .map(|(_, refs)| refs)
