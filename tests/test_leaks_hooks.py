@@ -444,22 +444,7 @@ def test_hook_on_a_base_closing_over_its_view_of_views_is_collected():
     assert survivors(make_one) == 0
 
 
-# Still leaking (issue 7, section 4, left open). A Python object reports what it holds
-# through Rust only for the part of the graph it owns alone; a node reachable from two
-# Python tensors is reported by neither:
-# - two tensors of one chain whose hooks hold each other: never collected;
-# - pack hooks keeping their outputs along a chain of views of views: each collection
-#   frees one link (the last), so a 10-link chain needs 10 collections;
-# - a hook holding a view and its base after in-place writes through views of views:
-#   never collected.
-# Strict: they fail the run as soon as they are fixed, so the marks cannot go stale.
-still_leaks = pytest.mark.xfail(
-    not IS_REAL_TORCH, strict=True, reason="cycle through a shared node is not found yet"
-)
-
-
 @torch_leaks
-@still_leaks
 def test_cycle_between_two_tensors_of_one_chain_is_collected():
     def make_one():
         x = torch.randn(3, requires_grad=True)
@@ -473,7 +458,6 @@ def test_cycle_between_two_tensors_of_one_chain_is_collected():
 
 
 @torch_leaks
-@still_leaks
 def test_pack_hooks_in_a_chain_of_views_of_views_are_collected():
     def make_one():
         x = torch.randn(4, 4, requires_grad=True)
@@ -487,7 +471,6 @@ def test_pack_hooks_in_a_chain_of_views_of_views_are_collected():
 
 
 @torch_leaks
-@still_leaks
 def test_in_place_through_views_of_views_with_hook_is_collected():
     def make_one():
         x = torch.randn(4, 4, requires_grad=True)

@@ -1,35 +1,127 @@
 //! Objects of the host language (Python hooks, packed saved values, Function contexts,
-//! node metadata) that the core holds, and which of them one owner holds alone.
+//! node metadata) that the core holds, and which host object answers for each of them to
+//! the host's cycle collector.
 //!
-//! Python's cycle collector must be told every reference an object holds, exactly once.
-//! The graph is shared (`Arc`), so a Python object reports only the host objects held
-//! by the part of the graph it *owns*: the tensors and nodes reachable from it whose
-//! every holder is itself owned (the collector's own trial-deletion rule, applied to the
-//! Rust graph). Nothing else can reach those without going through the owner, so when
-//! the owner is garbage they are too. For a chain this is torch's rule for `grad_fn` (a
-//! tensor held only by its Python object, a `grad_fn` held only by that tensor).
+//! # What the collector needs
 //!
-//! A leaf's own hooks are reported by its canonical Python object whatever the count,
-//! as torch does; when that object is collected the hooks are removed with it
-//! (`clear_tensor_hooks`). What is shared is not reported, which can only keep it alive
-//! longer. Locks are only tried: a structure another thread is using is skipped.
+//! Python's collector takes each object it examines, counts `gc_refs = refcount - the
+//! number of times examined objects report it` from their traverse, treats an object
+//! left with `gc_refs > 0` as held from outside, and keeps alive everything reported
+//! from an object it keeps alive. Two rules make that sound:
+//! - (a) every report stands for its own real reference. Reporting one reference twice
+//!   can bring `gc_refs` to 0 for an object that is held from outside: it is cleared
+//!   while in use (a crash). Reporting too little only keeps things alive (a leak).
+//! - (b) whenever the referent is reached through that reference, its reporter is
+//!   reached first. Otherwise a live path runs through a reference nobody alive
+//!   reports, and the referent is freed under it.
+//!
+//! The core holds host objects from tensors and nodes shared by `Arc`, and the host
+//! objects standing for tensors and nodes (the bindings' tensor and node objects,
+//! *owners* here) each hold one handle. One core reference to a host object (a
+//! `HeldPy`) is reported by at most one owner, one that *dominates* it.
+//!
+//! # The walk
+//!
+//! A walk from an owner P (the *root*) follows references: an owner's handle and its
+//! `__dict__`, what tensors and nodes hold (gradient, history, a view's base, saved
+//! values, next nodes, hooks), and what host objects refer to (their traverse, asked
+//! through `Host`). An object is *owned* by P when it was looked into and each of its
+//! holders (`Arc` count, or host reference count) is an owned object or P, counted
+//! against the references found; then every path from anywhere else to it passes
+//! through P. Ownership is decided from the counts once the walk ends, so the order in
+//! which objects are looked into only decides how much is found, never whether what is
+//! found is right.
+//!
+//! Within the owned part, every core reference held by an owned tensor or node R goes
+//! to the owner nearest above R in the dominator tree from P: the owner W that every
+//! path from P to R passes through, closest to R. Every path from anywhere to R enters
+//! the owned part through P and then passes through W, so W dominates the reference:
+//! rule (b) holds by induction along any live path. (Answering from P alone for what
+//! several owners reach, a tempting shortcut, breaks (b): with P garbage and another
+//! owner alive, the hooks P reports would be cleared while the live one still runs them.)
+//!
+//! Rule (a) across walks: during a pass of the collector an owner's answer is computed
+//! once and kept (`bindings::gc`). A walk answers at once for every owner it owns that
+//! has no answer yet (P and others, empty answers included), and hands out a reference
+//! only to one of those. A later walk starts from an owner Q no earlier walk owned, so
+//! it can enter an earlier walk's owned part only through that walk's root: every
+//! object on the dominator chain between the root and anything inside is inside too,
+//! and every owner inside already has an answer. So the nearest owner above a reference
+//! handed out before always has an answer, and the reference is skipped. Owners that
+//! own each other (a garbage cycle, where dominance from outside means nothing) are
+//! answered for by the first walk that meets one of them, all in one piece.
+//!
+//! A leaf's own hooks are the exception, as in torch: its canonical host object reports
+//! them whatever else holds the leaf, and takes them away when it is collected
+//! (`clear_tensor`). Walks never hand them out while that object exists.
+//!
+//! # Changes during a collection
+//!
+//! Threads without the GIL can give new holders only to objects they already hold
+//! (which are not owned, then); they can only take holders away from owned objects,
+//! which leaves every kept answer true. Host objects do not change while the collector
+//! runs a pass; between its passes Python code may run (finalizers), and answers are
+//! then dropped (`bindings::gc`).
+//!
+//! # Cost
+//!
+//! A walk looks into at most `BUDGET` objects; what lies further is not owned and stays
+//! alive. Objects whose holders are all known are looked into first. Tensors, nodes and
+//! owners with a holder not met yet (and what is reached through them) are looked into
+//! only as a chance, at most `CHANCES` of them: that is how a cycle through a shared node
+//! is found, but in a live graph the missing holders never turn up. Ordinary host objects
+//! are looked into only once all their holders are found, so shared ones (a module's
+//! globals) cost nothing. Locks are only tried: a structure another thread is using is
+//! skipped.
+
+mod dominators;
+mod grad_cycle;
+mod region;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use crate::autograd::node::{Node, NodeKind};
-use crate::tensor::{AutogradMeta, Tensor, WeakTensor};
+use crate::autograd::node::Node;
+use crate::tensor::Tensor;
+
+pub use grad_cycle::{break_grad_cycle, retry_grad_cycles};
+use region::{leaf_hook_refs, Obj, Region, Root, CHANCES};
 
 /// A host object held by the core, for `NodeExtras::py_metadata`.
 pub trait Foreign: Send + Sync {
-    /// Push the address of each host object held.
+    /// Push the address of each host object held (one entry per reference).
     fn foreign_refs(&self, out: &mut Vec<usize>);
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// At most this many tensors and nodes are examined per owner: bounds the collector's
-/// pauses on long graphs (what lies further is not reported, so it stays alive).
-const BUDGET: usize = 1024;
+/// A tensor or node, as an owner holds it.
+pub enum Handle {
+    Tensor(Tensor),
+    Node(Arc<Node>),
+}
+
+/// What a host object is to a walk.
+pub enum HostKind {
+    /// An ordinary object: the walk looks at what it refers to.
+    Plain,
+    /// An owner (the bindings' tensor or node object); its key names its answer.
+    Owner(usize),
+    /// Not to be looked into.
+    Opaque,
+}
+
+/// The host's objects as a walk sees them (implemented by the bindings). Called only
+/// while the host is stopped (inside its collector), so none of it changes meanwhile.
+pub trait Host {
+    /// Every reference held to `obj`.
+    fn refcount(&self, obj: usize) -> usize;
+    fn kind(&self, obj: usize) -> HostKind;
+    /// An owner's tensor or node (a new handle).
+    fn handle(&self, obj: usize) -> Option<Handle>;
+    /// Push what `obj` refers to, one entry per reference, at most `limit` entries (for
+    /// an owner: what its host side holds, not its handle).
+    fn referents(&self, obj: usize, limit: usize, out: &mut Vec<usize>);
+}
 
 /// A lock, unless another holder has it right now (a poisoned one is still usable: every
 /// write under these locks is a single assignment).
@@ -38,40 +130,6 @@ pub fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
         Ok(g) => Some(g),
         Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
         Err(TryLockError::WouldBlock) => None,
-    }
-}
-
-enum Obj {
-    Tensor(Tensor),
-    Node(Arc<Node>),
-}
-
-impl Obj {
-    fn addr(&self) -> usize {
-        match self {
-            Obj::Tensor(t) => t.impl_addr(),
-            Obj::Node(n) => Arc::as_ptr(n) as usize,
-        }
-    }
-    /// Give up the region's handle without freeing anything here (see `release`).
-    fn release(self) {
-        let last = match self {
-            Obj::Tensor(t) => t.into_last(),
-            Obj::Node(n) => Arc::into_inner(n).map(|n| Box::new(n) as Box<dyn Send>),
-        };
-        if let Some(last) = last {
-            DEFERRED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(last);
-        }
-    }
-    /// Holders other than the region's own clone of it.
-    fn holders(&self) -> usize {
-        match self {
-            Obj::Tensor(t) => t.owner_count() - 1,
-            Obj::Node(n) => Arc::strong_count(n) - 1,
-        }
     }
 }
 
@@ -86,225 +144,102 @@ pub fn drop_deferred() {
     drop(items);
 }
 
-/// Everything reachable from one root (up to `BUDGET`), with the references between.
-struct Region {
-    objs: Vec<Obj>,
-    index: HashMap<usize, usize>,
-    /// References from region objects to each object.
-    held_inside: Vec<usize>,
-    children: Vec<Vec<usize>>,
-    /// Host objects each object holds.
-    foreign: Vec<Vec<usize>>,
-    /// References to the `target` tensor, per holding object (see `break_grad_cycle`).
-    target_refs: Vec<usize>,
+/// How a walk's answers are used.
+pub enum Answers<'a> {
+    /// Kept for a pass of the collector: answer for every owner the walk owns that has
+    /// no answer yet (`answered` says which have one).
+    Kept(&'a dyn Fn(usize) -> bool),
+    /// Given once and dropped (outside a pass: `gc.get_referents`, or a collection that
+    /// does not call `gc.callbacks`, as CPython's last ones at exit). Fresh walks know
+    /// nothing of each other, so the root reports a share only if it owns no other owner:
+    /// two walks that own the same object own each other's roots (the holders of what
+    /// they own are owned), so no reference is reported twice.
+    Fresh,
 }
 
-impl Region {
-    /// Explore from `root`, which the owner holds once. `target` is not entered; the
-    /// references to it are counted instead.
-    fn explore(root: Obj, own_hooks: bool, target: Option<&Tensor>) -> Region {
-        let mut r = Region {
-            objs: Vec::new(),
-            index: HashMap::new(),
-            held_inside: Vec::new(),
-            children: Vec::new(),
-            foreign: Vec::new(),
-            target_refs: Vec::new(),
+/// The answers of a walk from the owner `key` holding `handle`, by owner key: the host
+/// objects each reports (see `Answers`). `canonical`: the owner's address, when it is
+/// its tensor's (or node's) canonical host object.
+pub fn owned_refs(
+    key: usize,
+    handle: Handle,
+    canonical: Option<usize>,
+    host: &dyn Host,
+    answers_are: Answers<'_>,
+) -> Vec<(usize, Vec<usize>)> {
+    let region = Region::explore(
+        Root::Owner(key, canonical, handle),
+        Some(host),
+        None,
+        CHANCES,
+    );
+    let owned = region.owned();
+    let edges: Vec<Vec<usize>> = (0..owned.len())
+        .map(|i| match owned[i] {
+            true => region
+                .children(i)
+                .iter()
+                .copied()
+                .filter(|&c| owned[c])
+                .collect(),
+            false => Vec::new(),
+        })
+        .collect();
+    let (rpo, idom) = dominators::immediate_dominators(&edges, 0);
+    // The owner nearest above each object (rpo puts it first), and the answers made now.
+    let mut nearest = vec![0; edges.len()];
+    let mut answers: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &i in &rpo {
+        let e = &region.entries[i];
+        nearest[i] = match e.owner_key {
+            Some(_) => i,
+            None => nearest[idom[i]],
         };
-        r.add(root);
-        let mut next = 0;
-        while next < r.objs.len() && next < BUDGET {
-            let mut kids: Vec<Obj> = Vec::new();
-            let mut foreign = Vec::new();
-            let mut target_refs = 0;
-            let mut child = |o: Obj, kids: &mut Vec<Obj>| {
-                if matches!((&o, target), (Obj::Tensor(t), Some(x)) if t.ptr_eq(x)) {
-                    target_refs += 1;
-                    o.release();
-                } else {
-                    kids.push(o);
-                }
-            };
-            match &r.objs[next] {
-                Obj::Tensor(t) => list_tensor(
-                    t,
-                    own_hooks || next > 0,
-                    &mut foreign,
-                    &mut kids,
-                    &mut child,
-                ),
-                Obj::Node(n) => list_node(n, &mut foreign, &mut kids, &mut child),
-            }
-            r.foreign[next] = foreign;
-            r.target_refs[next] = target_refs;
-            for k in kids {
-                let i = r.add(k);
-                r.held_inside[i] += 1;
-                r.children[next].push(i);
-            }
-            next += 1;
+        let unanswered = |k| match &answers_are {
+            Answers::Kept(answered) => !answered(k),
+            Answers::Fresh => i == 0,
+        };
+        if let Some(k) = e.owner_key.filter(|&k| i == 0 || unanswered(k)) {
+            let mut refs = Vec::new();
+            own_hooks(&region, i, k == key && canonical.is_some(), &mut refs);
+            answers.insert(i, refs);
         }
-        r
     }
-
-    fn add(&mut self, o: Obj) -> usize {
-        let next = self.objs.len();
-        let i = *self.index.entry(o.addr()).or_insert(next);
-        if i != next {
-            o.release();
-        } else {
-            self.objs.push(o);
-            self.held_inside.push(0);
-            self.children.push(Vec::new());
-            self.foreign.push(Vec::new());
-            self.target_refs.push(0);
-        }
-        i
-    }
-
-    /// Which objects the owner holds alone: all their holders are inside and owned.
-    fn owned(&self) -> Vec<bool> {
-        let n = self.objs.len();
-        let explored = n.min(BUDGET);
-        // Held from outside (the root by the owner itself, counted as one).
-        let mut owned: Vec<bool> = (0..n)
-            .map(|i| {
-                let inside = self.held_inside[i] + usize::from(i == 0);
-                i < explored && self.objs[i].holders() == inside
-            })
-            .collect();
-        // Whatever something held from outside reaches stays alive with it.
-        let mut stack: Vec<usize> = (0..n).filter(|&i| !owned[i]).collect();
-        while let Some(i) = stack.pop() {
-            for &c in &self.children[i] {
-                if owned[c] {
-                    owned[c] = false;
-                    stack.push(c);
-                }
-            }
-        }
-        owned
-    }
-}
-
-/// Host objects held by a leaf's own hooks (tensor and post-accumulate hooks).
-fn leaf_hook_refs(meta: &AutogradMeta, out: &mut Vec<usize>) {
-    meta.leaf_hooks.iter().for_each(|h| h.foreign_refs(out));
-    meta.post_accumulate_hooks
+    let alone = rpo
         .iter()
-        .for_each(|h| h.foreign_refs(out));
-}
-
-/// A tensor's hooks (when `own_hooks`) and what it points at: gradient, grad_fn, base.
-fn list_tensor(
-    t: &Tensor,
-    own_hooks: bool,
-    foreign: &mut Vec<usize>,
-    kids: &mut Vec<Obj>,
-    child: &mut impl FnMut(Obj, &mut Vec<Obj>),
-) {
-    let Some(meta) = t.try_meta() else { return };
-    if own_hooks {
-        leaf_hook_refs(&meta, foreign);
-    }
-    if let Some(g) = &meta.grad {
-        child(Obj::Tensor(g.clone()), kids);
-    }
-    if let Some(f) = &meta.grad_fn {
-        child(Obj::Node(f.clone()), kids);
-    }
-    drop(meta);
-    if let Some(info) = t.view_info() {
-        child(Obj::Tensor(info.base.clone()), kids);
-    }
-}
-
-/// A node's hooks, metadata and user backward, and what it points at: saved values,
-/// next nodes, the leaf it accumulates into.
-fn list_node(
-    n: &Arc<Node>,
-    foreign: &mut Vec<usize>,
-    kids: &mut Vec<Obj>,
-    child: &mut impl FnMut(Obj, &mut Vec<Obj>),
-) {
-    if let Some(extras) = try_lock(&n.extras) {
-        // A hook the engine is running right now is also held by its snapshot.
-        for (_, _, h) in &extras.tensor_pre_hooks {
-            if Arc::strong_count(h) == 1 {
-                h.foreign_refs(foreign);
-            }
-        }
-        for h in extras
-            .pre_hooks
-            .iter()
-            .filter(|h| Arc::strong_count(h) == 1)
-        {
-            h.foreign_refs(foreign);
-        }
-        for h in extras
-            .post_hooks
-            .iter()
-            .filter(|h| Arc::strong_count(h) == 1)
-        {
-            h.foreign_refs(foreign);
-        }
-        if let Some(m) = &extras.py_metadata {
-            m.foreign_refs(foreign);
-        }
-        if let Some(p) = &extras.anomaly_parent {
-            child(Obj::Node(p.clone()), kids);
-        }
-    }
-    match &n.kind {
-        NodeKind::Custom(c) => c.foreign_refs(foreign),
-        NodeKind::AccumulateGrad(leaf) => child(Obj::Tensor(leaf.clone()), kids),
-        NodeKind::CopySlices(cs) => child(Obj::Node(cs.inner.clone()), kids),
-        NodeKind::Op(_) => {}
-    }
-    if let Some(saved) = try_lock(&n.saved) {
-        for slot in saved.slots.iter().flatten() {
-            slot.foreign_refs(foreign);
-            if let Some(t) = slot.held_value() {
-                child(Obj::Tensor(t.clone()), kids);
+        .all(|&i| i == 0 || region.entries[i].owner_key.is_none());
+    if matches!(answers_are, Answers::Kept(_)) || alone {
+        for &i in &rpo {
+            if let Some(a) = answers.get_mut(&nearest[i]) {
+                a.extend_from_slice(region.reportable(i));
             }
         }
     }
-    for e in n.next_edges.iter().flatten() {
-        child(Obj::Node(e.node.clone()), kids);
-    }
+    answers
+        .into_iter()
+        .filter_map(|(i, refs)| Some((region.entries[i].owner_key?, refs)))
+        .collect()
 }
 
-impl Drop for Region {
-    fn drop(&mut self) {
-        self.objs.drain(..).for_each(Obj::release);
-    }
-}
-
-fn owned_foreign(root: Obj, own_hooks: bool, out: &mut Vec<usize>) {
-    let region = Region::explore(root, own_hooks, None);
-    for (i, owned) in region.owned().into_iter().enumerate() {
-        if owned {
-            out.extend_from_slice(&region.foreign[i]);
-        }
-    }
-}
-
-/// Host objects owned by the Python object holding `t`. `canonical`: that object is
-/// the tensor's own one, which answers for the tensor's hooks whatever else holds it.
-pub fn tensor_refs(t: &Tensor, canonical: bool, out: &mut Vec<usize>) {
-    if t.owner_count() == 1 {
-        owned_foreign(Obj::Tensor(t.clone()), canonical, out);
-    } else if canonical {
+/// An owner's share of its leaf's hooks: all of them if it is the leaf's canonical host
+/// object (the root says so itself; another owner is canonical if the tensor names it).
+fn own_hooks(region: &Region<'_>, i: usize, root_canonical: bool, out: &mut Vec<usize>) {
+    let e = &region.entries[i];
+    let Some(&h) = region.children(i).first() else {
+        return;
+    };
+    let Obj::Tensor(t) = &region.entries[h].obj else {
+        return;
+    };
+    let canonical = match &e.obj {
+        _ if i == 0 => root_canonical,
+        Obj::Host(addr) => t.py_handle().load(std::sync::atomic::Ordering::Acquire) == *addr,
+        _ => false,
+    };
+    if canonical {
         if let Some(meta) = t.try_meta() {
             leaf_hook_refs(&meta, out);
         }
-    }
-}
-
-/// Host objects owned by the Python object holding `n` (its only holder, or nothing).
-pub fn node_refs(n: &Arc<Node>, out: &mut Vec<usize>) {
-    if Arc::strong_count(n) == 1 {
-        owned_foreign(Obj::Node(n.clone()), true, out);
     }
 }
 
@@ -374,79 +309,4 @@ pub fn clear_node(n: &Arc<Node>) {
         std::mem::take(&mut saved.slots)
     };
     drop((hooks, saved)); // outside the locks: freeing them runs host code
-}
-
-/// Tensors whose Python object went away while their `.grad` graph (possibly a cycle
-/// back to them) was still reachable from elsewhere: `retry_grad_cycles` looks again.
-static GRAD_CYCLE_CANDIDATES: Mutex<Vec<WeakTensor>> = Mutex::new(Vec::new());
-
-/// Called as the Python object of `t` goes away, while it still holds `t`. If every
-/// other holder of `t` is inside the graph of its own `.grad` (left there by
-/// `backward(create_graph=True)`), which in turn only `t` holds, nothing can reach that
-/// cycle any more: drop `.grad` to free it. If the graph is still held from elsewhere
-/// (say the loss is freed after the parameter), remember `t` to look again later. torch
-/// leaks here; its docs ask users to reset `.grad` themselves.
-pub fn break_grad_cycle(t: &Tensor) {
-    if try_break_grad_cycle(t) == Some(false) {
-        let weak = t.downgrade();
-        let mut list = GRAD_CYCLE_CANDIDATES
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if !list.iter().any(|w| w.ptr_eq(&weak)) {
-            list.push(weak);
-        }
-    }
-}
-
-/// Look again at the tensors `break_grad_cycle` could not free (those that have no
-/// Python object again: one that does is looked at when that object goes away).
-pub fn retry_grad_cycles() {
-    let candidates = std::mem::take(
-        &mut *GRAD_CYCLE_CANDIDATES
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()),
-    );
-    let mut keep = Vec::new();
-    for weak in candidates {
-        let Some(t) = weak.upgrade() else { continue };
-        let has_py_object = t.py_handle().load(std::sync::atomic::Ordering::Acquire) != 0;
-        if !has_py_object && try_break_grad_cycle(&t) == Some(false) {
-            keep.push(weak);
-        }
-    }
-    GRAD_CYCLE_CANDIDATES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(keep);
-}
-
-/// `t` (held once by the caller) and its `.grad` graph form a cycle nothing else
-/// reaches: drop `.grad` and say true. None: there is no `.grad` graph to look at.
-fn try_break_grad_cycle(t: &Tensor) -> Option<bool> {
-    if t.owner_count() == 1 {
-        return None;
-    }
-    let grad = {
-        let meta = t.try_meta()?;
-        match &meta.grad {
-            Some(g) if g.owner_count() == 1 => g.clone(),
-            _ => return None,
-        }
-    };
-    grad.try_meta()?.grad_fn.as_ref()?;
-    let region = Region::explore(Obj::Tensor(grad), true, Some(t));
-    let inside: usize = region
-        .owned()
-        .into_iter()
-        .zip(&region.target_refs)
-        .filter(|(owned, _)| *owned)
-        .map(|(_, n)| n)
-        .sum();
-    drop(region);
-    // The caller's handle is the one holder left outside.
-    if inside > 0 && t.owner_count() == 1 + inside {
-        t.set_grad_unchecked(None);
-        return Some(true);
-    }
-    Some(false)
 }

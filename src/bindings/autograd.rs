@@ -25,6 +25,13 @@ pub struct PyNode {
     ready: bool,
 }
 
+impl PyNode {
+    /// The node, for a collector walk (None while the object is not written yet).
+    pub(crate) fn gc_node(&self) -> Option<&Arc<Node>> {
+        self.ready.then_some(&self.node)
+    }
+}
+
 impl Drop for PyNode {
     fn drop(&mut self) {
         crate::bindings::gc::owner_freed();
@@ -94,13 +101,15 @@ pub fn node_to_py(py: Python<'_>, node: Arc<Node>) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl PyNode {
-    /// What the node owns alone on the Rust side (see bindings::gc).
+    /// What this object answers for on the Rust side (see autograd::foreign).
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         if !self.ready {
             return Ok(());
         }
-        crate::bindings::gc::visit_owned(self as *const Self as usize, &visit, |out| {
-            crate::autograd::foreign::node_refs(&self.node, out)
+        let key = self as *const Self as usize;
+        let me = Some(self.me.load(Ordering::Relaxed)).filter(|&me| me != 0);
+        crate::bindings::gc::visit_owned(key, me, &visit, || {
+            crate::autograd::foreign::Handle::Node(self.node.clone())
         })
     }
     /// Collected as garbage (see `autograd::foreign::clear_node`).

@@ -41,6 +41,13 @@ impl PyTensor {
     }
 }
 
+impl PyTensor {
+    /// The tensor, for a collector walk (None while the object is not written yet).
+    pub(crate) fn gc_tensor(&self) -> Option<&Tensor> {
+        self.ready.then_some(&self.t)
+    }
+}
+
 impl Drop for PyTensor {
     fn drop(&mut self) {
         crate::bindings::gc::owner_freed();
@@ -342,14 +349,15 @@ fn index_view(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
 
 #[pymethods]
 impl PyTensor {
-    /// What the tensor owns alone on the Rust side (see bindings::gc).
+    /// What this object answers for on the Rust side (see autograd::foreign).
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         if !self.ready {
             return Ok(());
         }
-        let canonical = self.me.load(Ordering::Relaxed) != 0;
-        crate::bindings::gc::visit_owned(self as *const Self as usize, &visit, |out| {
-            crate::autograd::foreign::tensor_refs(&self.t, canonical, out)
+        let canonical = Some(self.me.load(Ordering::Relaxed)).filter(|&me| me != 0);
+        let key = self as *const Self as usize;
+        crate::bindings::gc::visit_owned(key, canonical, &visit, || {
+            crate::autograd::foreign::Handle::Tensor(self.t.clone())
         })
     }
     /// Collected as garbage (see `autograd::foreign::clear_tensor`).
