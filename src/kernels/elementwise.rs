@@ -4,6 +4,8 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::kernels::traits::Float;
+use crate::kernels::vmath::Unary;
 use crate::kernels::{access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
@@ -13,12 +15,24 @@ use crate::tensor::Tensor;
 pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     // SAFETY: read-only; `data` is dropped before returning and the output is fresh.
     let data = unsafe { contiguous_data::<T>(x) };
-    let out: Vec<U> = if data.len() >= PARALLEL_GRAIN {
+    tensor_from(map_slice(&data, f), x.shape())
+}
+
+/// `map` for a float function with a vector kernel (kernels::vmath): f32 and f64 go
+/// through it, other types element by element with `f`.
+pub fn map_float<T: Float>(x: &Tensor, op: Unary, f: impl Fn(T) -> T + Sync + Send) -> Tensor {
+    // SAFETY: as in `map`.
+    let data = unsafe { contiguous_data::<T>(x) };
+    let out = T::vmath(op, &data).unwrap_or_else(|| map_slice(&data, f));
+    tensor_from(out, x.shape())
+}
+
+fn map_slice<T: Element, U: Element>(data: &[T], f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
+    if data.len() >= PARALLEL_GRAIN {
         crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
     } else {
         data.iter().map(|&v| f(v)).collect()
-    };
-    tensor_from(out, x.shape())
+    }
 }
 
 /// Walk `shape` for N operands with the given (already broadcast) layouts, calling
