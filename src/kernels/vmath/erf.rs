@@ -1,7 +1,7 @@
 //! erf: below |x| = 0.875, erf(x) = x + x P(x^2); above, erf(x) = 1 - e^{-x^2} G(u) with
 //! u = 1/(|x| + s) (G is erfcx, smooth like 1/x, so a polynomial in u fits it over the
 //! whole tail). erf rounds to ±1 past |x| = 5.93 (f64) or 3.92 (f32). Coefficients:
-//! tools/vmath_fit.py (`erf64`, `erfc64`, `erf32`, `erfc32`).
+//! tools/vmath_fit.py (fits named as the constants).
 
 use super::exp::exp;
 use super::simd::Fx;

@@ -1,6 +1,6 @@
 //! exp and expm1: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite, ln2 in two parts), a
 //! minimax polynomial for exp(r) or expm1(r), then a scale by 2^k built in the exponent
-//! field. Coefficients: tools/vmath_fit.py (`exp64`, `exp32`, `expm164`, `expm132`).
+//! field. Coefficients: tools/vmath_fit.py (fits named as the constants).
 
 use super::simd::Fx;
 

@@ -1,7 +1,7 @@
 //! log and log1p: u = 2^k m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), and
 //! log(1+f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + R(s^2)) with s = f / (2 + f), the form
 //! that keeps the large terms exact. log1p adds the rounding error of u = 1 + x as
-//! err / u. Coefficients: tools/vmath_fit.py (`log64`, `log32`).
+//! err / u. Coefficients: tools/vmath_fit.py (fits named as the constants).
 
 use super::exp::{LN2_HI32, LN2_HI64, LN2_LO32, LN2_LO64};
 use super::simd::Fx;

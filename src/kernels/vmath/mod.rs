@@ -93,13 +93,13 @@ unary_table! {
     Tan => trig::tan, Libm::tan;
     Tanh => hyper::tanh, Libm::tanh;
     /// 1 / (1 + exp(-x)).
-    Sigmoid => hyper::sigmoid, scalar::sigmoid;
+    Sigmoid => hyper::sigmoid, Libm::sigmoid;
     Erf => erf::erf, Libm::erf;
     Sqrt => root::sqrt, Libm::sqrt;
     /// 1 / sqrt(x).
-    Rsqrt => root::rsqrt, scalar::rsqrt;
+    Rsqrt => root::rsqrt, Libm::rsqrt;
     /// 1 / x.
-    Reciprocal => root::recip, scalar::recip;
+    Reciprocal => root::recip, Libm::recip;
 }
 
 /// Elements per task when a slice is split over the pool.

@@ -1,10 +1,10 @@
 //! The scalar level: libm one element at a time (std's functions, the `libm` crate for
-//! erf). It runs where no SIMD level is available, and where a kernel has no vector form
-//! (f64 pow).
+//! erf), where no SIMD level is available.
 
 use super::simd::Real;
 
-/// libm's functions on one element type.
+/// libm's functions on one element type, and the vector kernels' formulas for those
+/// libm lacks.
 pub trait Libm: Real {
     fn exp(self) -> Self;
     fn exp_m1(self) -> Self;
@@ -16,12 +16,10 @@ pub trait Libm: Real {
     fn tanh(self) -> Self;
     fn sqrt(self) -> Self;
     fn erf(self) -> Self;
-    fn powf(self, e: Self) -> Self;
-    fn one() -> Self;
-    fn div(self, d: Self) -> Self;
-    fn add(self, b: Self) -> Self;
-    fn neg_abs(self) -> Self;
-    fn is_negative(self) -> bool;
+    /// As the vector sigmoid: from e = exp(-|x|), 1/(1+e) or e/(1+e).
+    fn sigmoid(self) -> Self;
+    fn rsqrt(self) -> Self;
+    fn recip(self) -> Self;
 }
 
 macro_rules! impl_libm {
@@ -57,41 +55,18 @@ macro_rules! impl_libm {
             fn erf(self) -> Self {
                 $erf(self)
             }
-            fn powf(self, e: Self) -> Self {
-                $t::powf(self, e)
+            fn sigmoid(self) -> Self {
+                let e = (-self.abs()).exp();
+                (if self < 0.0 { e } else { 1.0 }) / (1.0 + e)
             }
-            fn one() -> Self {
-                1.0
+            fn rsqrt(self) -> Self {
+                1.0 / self.sqrt()
             }
-            fn div(self, d: Self) -> Self {
-                self / d
-            }
-            fn add(self, b: Self) -> Self {
-                self + b
-            }
-            fn neg_abs(self) -> Self {
-                -self.abs()
-            }
-            fn is_negative(self) -> bool {
-                self < 0.0
+            fn recip(self) -> Self {
+                1.0 / self
             }
         }
     };
 }
 impl_libm!(f32, libm::erff);
 impl_libm!(f64, libm::erf);
-
-/// As the vector sigmoid: from e = exp(-|x|), 1/(1+e) or e/(1+e).
-pub fn sigmoid<E: Libm>(x: E) -> E {
-    let e = x.neg_abs().exp();
-    let num = if x.is_negative() { e } else { E::one() };
-    num.div(E::one().add(e))
-}
-
-pub fn rsqrt<E: Libm>(x: E) -> E {
-    E::one().div(x.sqrt())
-}
-
-pub fn recip<E: Libm>(x: E) -> E {
-    E::one().div(x)
-}

@@ -1,9 +1,14 @@
 //! The vector operations the math is written in: `Fx`, one SIMD level at one element
-//! type. Every function in this module is written once over `Fx` and so runs unchanged
-//! on 16-lane AVX-512, 8-lane AVX2 and 1-lane scalar vectors, in f32 and in f64.
+//! type. Every function in this module tree is written once over `Fx` and runs unchanged
+//! on 16-lane AVX-512 and 8-lane AVX2 vectors, in f32 and in f64.
 //!
 //! `Fx` is a thin layer over `pulp::Simd`. pulp's trait has everything but constant
 //! shifts and a cheap "any lane set" test; `Wide` adds those for the levels used here.
+//!
+//! Inlining: code runs with a level's instructions only inside that level's `vectorize`
+//! (dispatch.rs), which enables the target features for the function it compiles. Every
+//! function a kernel calls must therefore be `#[inline(always)]`: one that is not inlined
+//! is compiled without the features, and each vector operation in it becomes a call.
 
 use std::marker::PhantomData;
 
@@ -20,33 +25,6 @@ pub trait Wide: Simd {
     fn shr52(self, a: Self::u64s) -> Self::u64s;
     fn any32(self, m: Self::m32s) -> bool;
     fn any64(self, m: Self::m64s) -> bool;
-}
-
-impl Wide for pulp::Scalar {
-    #[inline(always)]
-    fn shl23(self, a: u32) -> u32 {
-        a << 23
-    }
-    #[inline(always)]
-    fn shr23(self, a: u32) -> u32 {
-        a >> 23
-    }
-    #[inline(always)]
-    fn shl52(self, a: u64) -> u64 {
-        a << 52
-    }
-    #[inline(always)]
-    fn shr52(self, a: u64) -> u64 {
-        a >> 52
-    }
-    #[inline(always)]
-    fn any32(self, m: bool) -> bool {
-        m
-    }
-    #[inline(always)]
-    fn any64(self, m: bool) -> bool {
-        m
-    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -495,3 +495,41 @@ fn pow_f32_accuracy_and_special_cases() {
         println!("f32 {level:?} Pow: max {worst:.3} ulp");
     }
 }
+
+/// Every f32 (every VMATH_STRIDE-th bit pattern; default 7, 1 for all 2^32) through every
+/// function at the detected level: `cargo test --profile quick --lib vmath_sweep --
+/// --ignored --nocapture`. Minutes of CPU, so not part of the default run.
+#[test]
+#[ignore]
+fn vmath_sweep_f32() {
+    use rayon::prelude::*;
+    let stride: u64 = std::env::var("VMATH_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
+    let level = Level::detect();
+    const BLOCK: u64 = 1 << 16;
+    for &op in Unary::ALL {
+        let worst = (0..(1u64 << 32) / (BLOCK * stride) + 1)
+            .into_par_iter()
+            .map(|b| {
+                let xs: Vec<f32> = (0..BLOCK)
+                    .map(|i| (b * BLOCK + i) * stride)
+                    .filter(|&v| v < 1 << 32)
+                    .map(|v| f32::from_bits(v as u32))
+                    .collect();
+                let mut ys = vec![0f32; xs.len()];
+                map_at(level, op, &xs, &mut ys);
+                xs.iter()
+                    .zip(&ys)
+                    .map(|(&x, &y)| (ulp_err32(y, reference(op, x as f64)), x))
+                    .fold((0.0, 0.0), |a: (f64, f32), b| if b.0 > a.0 { b } else { a })
+            })
+            .reduce(|| (0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+        println!(
+            "sweep f32 {level:?} {op:?}: max {:.3} ulp at x = {:e}",
+            worst.0, worst.1
+        );
+        assert!(worst.0 <= MAX_ULP, "{op:?}");
+    }
+}

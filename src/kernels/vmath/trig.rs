@@ -2,7 +2,8 @@
 //! (r, rl) from a three-part pi/2 (Cody-Waite with fused steps and an exact two-sum), then
 //! minimax polynomials for sin(r) and cos(r) and the quadrant k mod 4. Lanes with |x| past
 //! `limit`, where three parts of pi/2 no longer cover the cancellation, go to libm one by
-//! one (a Payne-Hanek reduction there). Coefficients: tools/vmath_fit.py (`sin64`, ...).
+//! one (a Payne-Hanek reduction there). Coefficients: tools/vmath_fit.py (fits named as
+//! the constants).
 
 use super::simd::{Fx, Real};
 
