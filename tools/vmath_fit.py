@@ -72,7 +72,7 @@ def remez(g, w, a, b, n, grid=4000, iters=30):
 def report(name, prec, c, g, w, a, b):
     cr = [round_to(ci, prec) for ci in c]
     ts = [a + (b - a) * j / 20000 for j in range(1, 20001)]
-    worst = max(abs(w(t) * (g(t) - poly(cr, t))) for t in ts)
+    worst = max(abs(w(t) * (g(t) - poly(cr, t))) for t in ts if t != 0)
     print(f"// {name}: {len(c)} coefficients, max weighted error {float(worst * 2**prec):.4f}"
           f" * 2^-{prec}")
     print(f"const {name}: [f64; {len(c)}] = [")

@@ -1,6 +1,7 @@
 //! Choosing a SIMD level once per process, and running a kernel over slices at a level.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
 use super::scalar::Libm;
@@ -108,8 +109,8 @@ pub fn at_level<E: Elem, J: Job<E>>(level: Level, job: J) -> Result<(), J> {
     }
 }
 
-/// `dst[i] = K(src[i])` for slices of equal length.
-pub fn map_with<E: Elem, K: Kernel>(level: Level, src: &[E], dst: &mut [E]) {
+/// `dst[i] = K(src[i])` for slices of equal length; every element of `dst` is written.
+pub fn map_with<E: Elem, K: Kernel>(level: Level, src: &[E], dst: &mut [MaybeUninit<E>]) {
     let job = MapJob::<E, K> {
         src,
         dst,
@@ -117,7 +118,7 @@ pub fn map_with<E: Elem, K: Kernel>(level: Level, src: &[E], dst: &mut [E]) {
     };
     if let Err(job) = at_level::<E, _>(level, job) {
         for (y, &x) in job.dst.iter_mut().zip(job.src) {
-            *y = K::scalar(x);
+            y.write(K::scalar(x));
         }
     }
 }
@@ -125,7 +126,7 @@ pub fn map_with<E: Elem, K: Kernel>(level: Level, src: &[E], dst: &mut [E]) {
 /// `dst[i] = K(src[i])` over whole vectors, the tail padded with zeros.
 struct MapJob<'a, E, K> {
     src: &'a [E],
-    dst: &'a mut [E],
+    dst: &'a mut [MaybeUninit<E>],
     kernel: PhantomData<K>,
 }
 
@@ -133,13 +134,19 @@ impl<E: Elem, K: Kernel> Job<E> for MapJob<'_, E, K> {
     #[inline(always)]
     fn run<F: Fx<E = E>>(self, f: F) {
         let (xs, x_tail) = F::split(self.src);
-        let (ys, y_tail) = F::split_mut(self.dst);
+        let (ys, y_tail) = F::split_uninit(self.dst);
         for (y, x) in ys.iter_mut().zip(xs) {
-            *y = K::vector(f, *x);
+            y.write(K::vector(f, *x));
         }
         if !x_tail.is_empty() {
-            let y = K::vector(f, f.load_part(x_tail));
-            f.store_part(y_tail, y);
+            let mut tail = [E::default(); MAX_LANES];
+            f.store_part(&mut tail[..x_tail.len()], K::vector(f, f.load_part(x_tail)));
+            for (y, &v) in y_tail.iter_mut().zip(&tail) {
+                y.write(v);
+            }
         }
     }
 }
+
+/// The most lanes of any level (f32 on AVX-512).
+pub const MAX_LANES: usize = 16;

@@ -11,6 +11,7 @@
 //! is compiled without the features, and each vector operation in it becomes a call.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 use pulp::Simd;
 
@@ -145,7 +146,10 @@ pub trait Fx: Copy + Send + Sync + 'static {
     fn splat(self, c: f64) -> Self::V;
     fn splat_u(self, c: u64) -> Self::U;
     fn split(src: &[Self::E]) -> (&[Self::V], &[Self::E]);
-    fn split_mut(dst: &mut [Self::E]) -> (&mut [Self::V], &mut [Self::E]);
+    #[allow(clippy::type_complexity)]
+    fn split_uninit(
+        dst: &mut [MaybeUninit<Self::E>],
+    ) -> (&mut [MaybeUninit<Self::V>], &mut [MaybeUninit<Self::E>]);
     /// The first `min(len, LANES)` elements; the other lanes are zero.
     fn load_part(self, src: &[Self::E]) -> Self::V;
     fn store_part(self, dst: &mut [Self::E], v: Self::V);
@@ -276,7 +280,9 @@ macro_rules! impl_fx {
                 S::$as_simd(src)
             }
             #[inline(always)]
-            fn split_mut(dst: &mut [$e]) -> (&mut [Self::V], &mut [$e]) {
+            fn split_uninit(
+                dst: &mut [MaybeUninit<$e>],
+            ) -> (&mut [MaybeUninit<Self::V>], &mut [MaybeUninit<$e>]) {
                 S::$as_mut_simd(dst)
             }
             #[inline(always)]
@@ -412,7 +418,7 @@ impl_fx!(
     any32,
     F32_LANES,
     as_simd_f32s,
-    as_mut_simd_f32s,
+    as_uninit_mut_simd_f32s,
     [
         add_f32s,
         sub_f32s,
@@ -458,7 +464,7 @@ impl_fx!(
     any64,
     F64_LANES,
     as_simd_f64s,
-    as_mut_simd_f64s,
+    as_uninit_mut_simd_f64s,
     [
         add_f64s,
         sub_f64s,

@@ -5,6 +5,7 @@
 //! one (a Payne-Hanek reduction there). Coefficients: tools/vmath_fit.py (fits named as
 //! the constants).
 
+use super::dispatch::MAX_LANES;
 use super::simd::{Fx, Real};
 
 /// sin(r) = r + r^3 S(r^2) on |r| <= pi/4; relative error 0.2 * 2^-53.
@@ -178,7 +179,6 @@ fn trig<F: Fx>(f: F, x: F::V, op: Trig) -> F::V {
 /// `y` with the lanes under `mask` replaced by `g` of the same lanes of `x`.
 #[cold]
 fn patch_lanes<F: Fx>(f: F, x: F::V, y: F::V, mask: F::M, g: impl Fn(F::E) -> F::E) -> F::V {
-    const MAX_LANES: usize = 16;
     let zero = F::E::default();
     let (mut xs, mut ys, mut ms) = ([zero; MAX_LANES], [zero; MAX_LANES], [zero; MAX_LANES]);
     let n = F::LANES;
