@@ -15,8 +15,9 @@
 //! within 4 ulp everywhere, libm's special values (±0, ±inf, NaN, domain errors) exactly.
 //! Observed: f32 at most 1.5 ulp from the correctly rounded result (sigmoid and rsqrt;
 //! the rest at most 1.2, over every 7th f32 in the ignored sweep test), f64 at most 2 ulp
-//! from glibc (tanh, sigmoid, expm1; the rest 1). Lanes of sin/cos/tan past
-//! |x| = 2^16 (f32) or 2^28 (f64) are handed to libm, whose reduction covers any size.
+//! from glibc (tanh, and sigmoid against a double-double reference; the rest 1; where
+//! glibc's tanh is an ulp off itself). Lanes of sin/cos/tan past |x| = 2^16 (f32) or
+//! 2^28 (f64) are handed to libm, whose reduction covers any size.
 //! f64 pow stays libm (a vector form within 4 ulp needs log in double-double), f32 pow
 //! computes in f64 lanes.
 //!
