@@ -1,6 +1,9 @@
-//! Kernel throughput: the 1024³ float32 matmul (reported as elements = 2·n³ flops).
+//! Kernel throughput: the 1024³ float32 matmul (reported as elements = 2·n³ flops), and the
+//! vectorized math of kernels::vmath on 256x256 elements, per function, f32 and f64, at
+//! every SIMD level this CPU runs (`Scalar` is libm per element).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ferrograd::kernels::vmath::{map_at, pow_at, Elem, Level, Unary};
 use ferrograd::ops::creation::randn;
 use ferrograd::ops::linalg::mm;
 use ferrograd::DType;
@@ -16,5 +19,51 @@ fn bench_matmul(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_matmul);
+const N: usize = 256 * 256;
+
+/// N inputs spread over the part of the domain tensors usually hold.
+fn inputs<E: Elem>(op: Unary) -> Vec<E> {
+    let (lo, hi) = match op {
+        Unary::Log | Unary::Sqrt | Unary::Rsqrt => (0.01, 10.0),
+        Unary::Log1p => (-0.9, 10.0),
+        _ => (-5.0, 5.0),
+    };
+    (0..N)
+        .map(|i| E::from_f64(lo + (hi - lo) * ((i * 7919) % N) as f64 / N as f64))
+        .collect()
+}
+
+fn bench_vmath_type<E: Elem>(c: &mut Criterion, type_name: &str) {
+    let mut group = c.benchmark_group(format!("vmath_{type_name}"));
+    group.throughput(Throughput::Elements(N as u64));
+    group.sample_size(30);
+    for &op in Unary::ALL {
+        let x = inputs::<E>(op);
+        let mut y = vec![E::default(); N];
+        for level in Level::supported() {
+            group.bench_function(format!("{op:?}/{level:?}"), |b| {
+                b.iter(|| map_at(level, op, &x, &mut y))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn bench_vmath(c: &mut Criterion) {
+    bench_vmath_type::<f32>(c, "f32");
+    bench_vmath_type::<f64>(c, "f64");
+    let x: Vec<f32> = (0..N).map(|i| 0.01 + (i % 1000) as f32 * 0.01).collect();
+    let e: Vec<f32> = (0..N).map(|i| -3.0 + (i % 77) as f32 * 0.1).collect();
+    let mut y = vec![0f32; N];
+    let mut group = c.benchmark_group("vmath_f32");
+    group.throughput(Throughput::Elements(N as u64));
+    for level in Level::supported() {
+        group.bench_function(format!("Pow/{level:?}"), |b| {
+            b.iter(|| pow_at(level, &x, &e, &mut y))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_matmul, bench_vmath);
 criterion_main!(benches);

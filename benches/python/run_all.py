@@ -14,6 +14,7 @@ SCRIPTS = (
     "bench_op_overhead.py",
     "bench_chain_backward.py",
     "bench_mlp.py",
+    "bench_unary.py",
 )
 
 

@@ -4,6 +4,8 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::kernels::traits::Float;
+use crate::kernels::vmath::Unary;
 use crate::kernels::{access, access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
@@ -15,6 +17,16 @@ pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send)
     let x = x.data();
     let data = unsafe { contiguous_data::<T>(&x) };
     tensor_from(map_slice(&data, f), &x.layout().shape)
+}
+
+/// `map` for a float function with a vector kernel (kernels::vmath): f32 and f64 go
+/// through it, other types element by element with `f`.
+pub fn map_float<T: Float>(x: &Tensor, op: Unary, f: impl Fn(T) -> T + Sync + Send) -> Tensor {
+    // SAFETY: as in `map`.
+    let x = x.data();
+    let data = unsafe { contiguous_data::<T>(&x) };
+    let out = T::vmath(op, &data).unwrap_or_else(|| map_slice(&data, f));
+    tensor_from(out, &x.layout().shape)
 }
 
 /// `f` over a slice, split over the pool when it is big enough.

@@ -10,6 +10,7 @@ pub mod matmul;
 pub mod random;
 pub mod reduce;
 pub mod traits;
+pub mod vmath;
 
 use std::borrow::Cow;
 

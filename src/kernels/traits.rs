@@ -62,6 +62,10 @@ pub trait Float: Arith {
         self
     }
     fn is_nan_(self) -> bool;
+    /// `op` over `src` by the vector kernels (kernels::vmath), for the types that have them.
+    fn vmath(_op: crate::kernels::vmath::Unary, _src: &[Self]) -> Option<Vec<Self>> {
+        None
+    }
 }
 
 macro_rules! float_native {
@@ -76,6 +80,9 @@ macro_rules! float_native {
             fn powf_(self, e: Self) -> Self { self.powf(e) }
             fn sigmoid_(self) -> Self { 1.0 / (1.0 + (-self).exp()) }
             fn is_nan_(self) -> bool { self.is_nan() }
+            fn vmath(op: crate::kernels::vmath::Unary, src: &[Self]) -> Option<Vec<Self>> {
+                Some(crate::kernels::vmath::map_vec(op, src))
+            }
         }
     )*};
 }

@@ -9,8 +9,9 @@ use smallvec::{smallvec, SmallVec};
 use crate::dtype::Scalar;
 use crate::dtype::{default_float_dtype, DType, Element};
 use crate::error::Result;
-use crate::kernels::elementwise::map;
+use crate::kernels::elementwise::{map, map_float};
 use crate::kernels::traits::{Float, Real};
+use crate::kernels::vmath::Unary;
 use crate::ops::binary::{div, mul, mul_scalar, sub_scalar_rev};
 use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
 use crate::tensor::Tensor;
@@ -25,14 +26,14 @@ fn float_input(x: &Tensor) -> Tensor {
 }
 
 macro_rules! float_unary_op {
-    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, save: $save:expr, vjp: |$ctx:ident| $vjp:expr) => {
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, $vmath:ident, save: $save:expr, vjp: |$ctx:ident| $vjp:expr) => {
         $(#[$doc])*
         pub struct $ty;
         impl Op for $ty {
             fn name(&self) -> &'static str { $name }
             fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
                 let x = float_input(&inputs[0]);
-                Ok(smallvec![crate::with_float!(x.dtype(), stringify!($fn_name), T => map::<T, T>(&x, |v| v.$method()))])
+                Ok(smallvec![crate::with_float!(x.dtype(), stringify!($fn_name), T => map_float::<T>(&x, Unary::$vmath, |v| v.$method()))])
             }
             fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
             fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
@@ -45,30 +46,30 @@ macro_rules! float_unary_op {
     };
 }
 
-float_unary_op!(Exp, exp, "ExpBackward0", exp_, save: SaveRef::Output(0),
+float_unary_op!(Exp, exp, "ExpBackward0", exp_, Exp, save: SaveRef::Output(0),
     vjp: |ctx| mul(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
-float_unary_op!(Log, log, "LogBackward0", ln_, save: SaveRef::Input(0),
+float_unary_op!(Log, log, "LogBackward0", ln_, Log, save: SaveRef::Input(0),
     vjp: |ctx| div(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
-float_unary_op!(Sin, sin, "SinBackward0", sin_, save: SaveRef::Input(0),
+float_unary_op!(Sin, sin, "SinBackward0", sin_, Sin, save: SaveRef::Input(0),
     vjp: |ctx| mul(&ctx.grad(0)?, &conj(&cos(ctx.saved(0)?)?)?)?);
-float_unary_op!(Cos, cos, "CosBackward0", cos_, save: SaveRef::Input(0),
+float_unary_op!(Cos, cos, "CosBackward0", cos_, Cos, save: SaveRef::Input(0),
     vjp: |ctx| mul(&ctx.grad(0)?, &neg(&conj(&sin(ctx.saved(0)?)?)?)?)?);
-float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, save: SaveRef::Output(0),
+float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, Tanh, save: SaveRef::Output(0),
 vjp: |ctx| {
     let y = conj(ctx.saved(0)?)?;
     mul(&ctx.grad(0)?, &sub_scalar_rev(Scalar::Int(1), &mul(&y, &y)?)?)?
 });
-float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, save: SaveRef::Output(0),
+float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, Sigmoid, save: SaveRef::Output(0),
 vjp: |ctx| {
     let y = conj(ctx.saved(0)?)?;
     mul(&ctx.grad(0)?, &mul(&y, &sub_scalar_rev(Scalar::Int(1), &y)?)?)?
 });
-float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, save: SaveRef::Output(0),
+float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, Sqrt, save: SaveRef::Output(0),
     vjp: |ctx| div(&ctx.grad(0)?, &mul_scalar(&conj(ctx.saved(0)?)?, Scalar::Int(2))?)?);
 
 float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
-Reciprocal, reciprocal, "ReciprocalBackward0", recip_, save: SaveRef::Output(0),
+Reciprocal, reciprocal, "ReciprocalBackward0", recip_, Reciprocal, save: SaveRef::Output(0),
 vjp: |ctx| {
     let r = conj(ctx.saved(0)?)?;
     neg(&mul(&ctx.grad(0)?, &mul(&r, &r)?)?)?
