@@ -11,6 +11,7 @@ pub mod ops;
 pub mod shape;
 pub mod storage;
 pub mod tensor;
+pub mod threads;
 
 #[cfg(feature = "python")]
 mod bindings;

@@ -9,6 +9,7 @@ pub mod index;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod sum;
 pub mod traits;
 
 use std::borrow::Cow;
@@ -30,10 +31,14 @@ pub fn set_pool_wait_hook(hook: fn(&mut (dyn FnMut() + Send))) {
     let _ = POOL_WAIT.set(hook);
 }
 
-/// Run `f`, which hands work to the rayon pool and waits for it. Every kernel enters the
-/// pool through here (and only once its work is big enough to split), so small ops pay
-/// nothing for it.
+/// Run `f`, which hands work to rayon and waits for it, on the intra-op pool (see Note:
+/// the intra-op pool in threads.rs). Every kernel enters the pool through here (and only
+/// once its work is big enough to split), so small ops pay nothing for it.
 pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let f = move || match crate::threads::intra_op_pool() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    };
     let Some(hook) = POOL_WAIT.get() else {
         return f();
     };

@@ -4,7 +4,8 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::reduce::{reduce_rows, reduced_shape, sum_leading, sum_slice};
+use crate::kernels::reduce::{reduce_rows, reduced_shape};
+use crate::kernels::sum::{sum_leading, sum_slice};
 use crate::kernels::tensor_from;
 use crate::ops::binary::{div, div_scalar, mul};
 use crate::ops::view::{expand, reshape, unsqueeze};
