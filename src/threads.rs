@@ -15,7 +15,7 @@
 //! small ops never touch the slot, and reading the count is one atomic load.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
@@ -31,9 +31,11 @@ static POOL: Mutex<Option<(usize, Arc<ThreadPool>)>> = Mutex::new(None);
 /// count (and reports it back), but thousands of threads only cost memory here.
 const MAX_POOL_THREADS: usize = 1024;
 
-/// The machine's logical CPU count (1 if unknown).
+/// The machine's logical CPU count (1 if unknown), asked once: the engine reads the
+/// inter-op count on every backward, and asking means reading cgroup files.
 fn cpu_count() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A positive thread count from an environment variable. OpenMP's list form ("4,2":

@@ -1,7 +1,6 @@
 //! Matrix products on strided operands: the `gemm` crate for f16/f32/f64/complex,
 //! a plain loop for integers and bfloat16 (via f32).
 
-use rayon::prelude::*;
 use smallvec::smallvec;
 
 use crate::dtype::{DType, Element};
@@ -181,7 +180,7 @@ pub fn batched<T: Element + Arith>(
             }
         };
         if plan.len() > 1 {
-            crate::kernels::on_pool(|| plan.par_iter().for_each(run));
+            crate::kernels::par_map(plan.len(), |i| run(&plan[i]));
         } else {
             run(&plan[0]);
         }

@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
@@ -55,7 +54,7 @@ pub fn reduce_rows<T: Element, U: Send>(
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
     if out_len * row_len >= PARALLEL_GRAIN && out_len > 1 {
-        crate::kernels::on_pool(|| data.par_chunks(row_len).map(&row_fn).collect())
+        crate::kernels::par_map(out_len, |i| row_fn(&data[i * row_len..(i + 1) * row_len]))
     } else {
         data.chunks(row_len).map(&row_fn).collect()
     }

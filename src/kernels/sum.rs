@@ -22,12 +22,11 @@
 
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
 use crate::kernels::traits::Arith;
-use crate::kernels::PARALLEL_GRAIN;
+use crate::kernels::{par_map, PARALLEL_GRAIN};
 
 /// Independent partial sums of a leaf (4 AVX2 registers of f32).
 const LANES: usize = 32;
@@ -167,22 +166,71 @@ fn add_lanes<A: Arith>(mut a: Lanes<A>, b: Lanes<A>) -> Lanes<A> {
     a
 }
 
+/// The lanes of `N` full leaves of `s` starting at `starts`, read side by side: the
+/// streams come from different pages, so the memory system fetches them in parallel
+/// (about 1.4x faster than one stream). Each leaf's additions stay in its own order.
+#[inline(always)]
+fn full_leaves<T: SumElem, const N: usize>(s: &[T], starts: [usize; N]) -> [Lanes<T::Acc>; N] {
+    let leaves: [&[T]; N] = std::array::from_fn(|k| &s[starts[k]..starts[k] + LEAF]);
+    let mut acc = [[T::Acc::zero(); LANES]; N];
+    for r in 0..LEAF / LANES {
+        for k in 0..N {
+            let row = &leaves[k][r * LANES..(r + 1) * LANES];
+            for i in 0..LANES {
+                acc[k][i] = acc[k][i] + row[i].widen();
+            }
+        }
+    }
+    acc
+}
+
+/// The lanes of one leaf of up to `LEAF` elements.
+#[inline(always)]
+fn leaf_lanes<T: SumElem>(leaf: &[T]) -> Lanes<T::Acc> {
+    let mut acc = [T::Acc::zero(); LANES];
+    let mut rows = leaf.chunks_exact(LANES);
+    for row in &mut rows {
+        for i in 0..LANES {
+            acc[i] = acc[i] + row[i].widen();
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(rows.remainder()) {
+        *a = *a + x.widen();
+    }
+    acc
+}
+
 simd_dispatch! {
-    /// The lanes of up to `CHUNK_LEAVES` leaves of `s`, paired by the counter.
+    /// The lanes of all leaves of `s`, paired by the counter. Leaves are computed up to
+    /// four at a time (one per quarter of a group of leaves; the rest two at a time),
+    /// then paired in order.
     fn chunk_lanes<T: SumElem>(s: &[T]) -> Lanes<T::Acc> {
         let mut cascade = Cascade::new();
-        for leaf in s.chunks(LEAF) {
-            let mut acc = [T::Acc::zero(); LANES];
-            let mut rows = leaf.chunks_exact(LANES);
-            for row in &mut rows {
-                for i in 0..LANES {
-                    acc[i] = acc[i] + row[i].widen();
+        let mut sums: SmallVec<[Lanes<T::Acc>; CHUNK_LEAVES]> = SmallVec::new();
+        for group in s.chunks(LEAF * CHUNK_LEAVES) {
+            let leaves = group.len().div_ceil(LEAF);
+            let full = group.len() / LEAF;
+            sums.clear();
+            sums.resize(leaves, [T::Acc::zero(); LANES]);
+            let quarter = full / 4;
+            for j in 0..quarter {
+                let at = [j, j + quarter, j + 2 * quarter, j + 3 * quarter];
+                let got = full_leaves(group, at.map(|l| l * LEAF));
+                for (l, lanes) in at.into_iter().zip(got) {
+                    sums[l] = lanes;
                 }
             }
-            for (a, &x) in acc.iter_mut().zip(rows.remainder()) {
-                *a = *a + x.widen();
+            let mut l = 4 * quarter;
+            if l + 2 <= full {
+                [sums[l], sums[l + 1]] = full_leaves(group, [l * LEAF, (l + 1) * LEAF]);
+                l += 2;
             }
-            cascade.push(0, acc, &add_lanes);
+            for (l, sum) in sums.iter_mut().enumerate().skip(l) {
+                *sum = leaf_lanes(&group[l * LEAF..group.len().min((l + 1) * LEAF)]);
+            }
+            for lanes in sums.drain(..) {
+                cascade.push(0, lanes, &add_lanes);
+            }
         }
         cascade.finish(None, &add_lanes).unwrap_or([T::Acc::zero(); LANES])
     }
@@ -211,13 +259,68 @@ pub fn sum_slice<T: SumElem>(s: &[T]) -> T {
     if s.len() <= chunk {
         return T::narrow(fold_lanes(chunk_lanes(s)));
     }
+    let lanes_of = |i: usize| chunk_lanes(&s[i * chunk..s.len().min((i + 1) * chunk)]);
+    let count = s.len().div_ceil(chunk);
     let chunks: Vec<Lanes<T::Acc>> = if s.len() >= PARALLEL_GRAIN {
-        crate::kernels::on_pool(|| s.par_chunks(chunk).map(chunk_lanes).collect())
+        par_map(count, lanes_of)
     } else {
-        s.chunks(chunk).map(chunk_lanes).collect()
+        (0..count).map(lanes_of).collect()
     };
     let lanes = merge_chunks(chunks, s.len() % chunk == 0, add_lanes).expect("s is not empty");
     T::narrow(fold_lanes(lanes))
+}
+
+simd_dispatch! {
+    /// The lanes of four rows of a row-major matrix with `inner` columns (at most one
+    /// chunk), each exactly as `chunk_lanes` of that row: the rows' leaves are read side
+    /// by side, one stream per row.
+    fn four_rows_lanes<T: SumElem>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
+        let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
+        let starts = rows.map(|r| r * inner);
+        let full = inner / LEAF;
+        for l in 0..full {
+            let got = full_leaves(x, starts.map(|s| s + l * LEAF));
+            for (cascade, lanes) in cascades.iter_mut().zip(got) {
+                cascade.push(0, lanes, &add_lanes);
+            }
+        }
+        if inner % LEAF != 0 {
+            for (cascade, s) in cascades.iter_mut().zip(starts) {
+                cascade.push(0, leaf_lanes(&x[s + full * LEAF..s + inner]), &add_lanes);
+            }
+        }
+        cascades.map(|c| c.finish(None, &add_lanes).unwrap_or([T::Acc::zero(); LANES]))
+    }
+}
+
+/// Sums of the rows of a contiguous `outer`×`inner` matrix (a reduction over trailing
+/// dims), each bitwise equal to `sum_slice` of its row. Rows that fit one chunk are read
+/// four at a time, one from each quarter of the matrix (far-apart streams fetch best).
+pub fn sum_trailing<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+    let big = outer * inner >= PARALLEL_GRAIN;
+    let row_sum = |i: usize| sum_slice(&x[i * inner..(i + 1) * inner]);
+    if !(LANES..=LEAF * CHUNK_LEAVES).contains(&inner) || outer < 4 {
+        return if big && outer > 1 {
+            par_map(outer, row_sum)
+        } else {
+            (0..outer).map(row_sum).collect()
+        };
+    }
+    let q = outer / 4;
+    let quad = |i: usize| {
+        let lanes = four_rows_lanes(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
+        lanes.map(|l| T::narrow(fold_lanes(l)))
+    };
+    let quads: Vec<[T; 4]> = if big {
+        par_map(q, quad)
+    } else {
+        (0..q).map(quad).collect()
+    };
+    let mut out: Vec<T> = (0..4)
+        .flat_map(|k| quads.iter().map(move |s| s[k]))
+        .collect();
+    out.extend((4 * q..outer).map(row_sum));
+    out
 }
 
 #[inline(always)]
@@ -229,18 +332,29 @@ fn add_rows<A: Arith>(mut a: Vec<A>, b: Vec<A>) -> Vec<A> {
 }
 
 simd_dispatch! {
-    /// Column sums of rows `r0..r1` (at most `CHUNK_LEAVES` leaves) over columns
-    /// `c0..c0 + width` of a row-major matrix with `inner` columns.
+    /// Column sums of rows `r0..r1` over columns `c0..c0 + width` of a row-major matrix
+    /// with `inner` columns, paired by the counter. A leaf adds its rows in order; four
+    /// rows are read side by side (four streams, as in `full_leaves`).
     fn chunk_columns<T: SumElem>(x: &[T], inner: usize, r0: usize, r1: usize, c0: usize, width: usize) -> Vec<T::Acc> {
         let mut cascade = Cascade::new();
         let add = add_rows::<T::Acc>;
+        let row = |r: usize| &x[r * inner + c0..r * inner + c0 + width];
         let mut start = r0;
         while start < r1 {
             let end = (start + LEAF_ROWS).min(r1);
             let mut acc = vec![T::Acc::zero(); width];
-            for r in start..end {
-                let row = &x[r * inner + c0..r * inner + c0 + width];
-                for (a, &v) in acc.iter_mut().zip(row) {
+            let mut r = start;
+            while r + 4 <= end {
+                let (a, b, c, d) = (row(r), row(r + 1), row(r + 2), row(r + 3));
+                let acc = &mut acc[..width];
+                for j in 0..width {
+                    // Left to right: the same order as adding the rows one by one.
+                    acc[j] = acc[j] + a[j].widen() + b[j].widen() + c[j].widen() + d[j].widen();
+                }
+                r += 4;
+            }
+            for r in r..end {
+                for (a, &v) in acc.iter_mut().zip(row(r)) {
                     *a = *a + v.widen();
                 }
             }
@@ -265,7 +379,7 @@ fn column_sums<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
     };
     let tasks = row_chunks * col_blocks;
     let parts: Vec<Vec<T::Acc>> = if outer * inner >= PARALLEL_GRAIN && tasks > 1 {
-        crate::kernels::on_pool(|| (0..tasks).into_par_iter().map(task).collect())
+        par_map(tasks, task)
     } else {
         (0..tasks).map(task).collect()
     };
@@ -346,6 +460,23 @@ mod tests {
                 .iter()
                 .zip(&whole)
                 .all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+
+    #[test]
+    fn rows_four_at_a_time_sum_as_each_row_alone() {
+        let x = data(7 * LEAF * CHUNK_LEAVES);
+        for (outer, inner) in [
+            (7, LEAF * CHUNK_LEAVES),
+            (9, 3 * LEAF + 5),
+            (130, 4096),
+            (33, 40),
+        ] {
+            let got = sum_trailing(&x[..outer * inner], outer, inner);
+            for (i, s) in got.iter().enumerate() {
+                let alone = sum_slice(&x[i * inner..(i + 1) * inner]);
+                assert_eq!(s.to_bits(), alone.to_bits(), "{outer}x{inner}, row {i}");
+            }
         }
     }
 
