@@ -69,8 +69,11 @@ fn blocks(m: usize, n: usize, k: usize) -> Vec<Block> {
     if m.saturating_mul(n).saturating_mul(k) < 64 * 64 * 64 {
         return vec![whole];
     }
+    // Blocks of equal size (give or take one), as many as `BLOCK_MIN` allows: many
+    // small blocks share out evenly over any thread count.
     let split = |len: usize| -> Vec<(usize, usize)> {
-        let step = len.div_ceil(MAX_BLOCKS).max(BLOCK_MIN);
+        let count = (len / BLOCK_MIN).clamp(1, MAX_BLOCKS);
+        let step = len.div_ceil(count);
         (0..len)
             .step_by(step)
             .map(|s| (s, step.min(len - s)))
@@ -90,10 +93,10 @@ fn blocks(m: usize, n: usize, k: usize) -> Vec<Block> {
 }
 
 /// Narrowest block side (unless the side itself is shorter). Each block repacks the
-/// other operand; at 256 and up that cost is lost in the noise (measured on 1024³ and
-/// 2048³ f32 products, one thread).
-const BLOCK_MIN: usize = 256;
-/// Most blocks per product: enough to keep many threads busy.
+/// other operand; at 64 and up that cost is lost in the noise (measured on 1024³,
+/// 128×784×512 and 784×128×512 f32 products, one thread: no slower than one block).
+const BLOCK_MIN: usize = 64;
+/// Most blocks per product.
 const MAX_BLOCKS: usize = 64;
 
 /// out[b] = a[b] @ b[b] for `batch` products of (m×k)·(k×n); `a_mats`/`b_mats` give
