@@ -16,7 +16,11 @@
 //!
 //! Column sums (`sum_leading`) are the same with a row of columns in place of the lanes:
 //! a leaf adds `LEAF_ROWS` rows, leaves pair up by the counter, threads take fixed
-//! blocks of columns and fixed chunks of leaves.
+//! blocks of columns and fixed chunks of leaves. Row sums (`sum_trailing`) give each row
+//! exactly its `sum_slice`.
+//!
+//! The order of the *reads* is free: kernels read four leaves or rows side by side (four
+//! memory streams are fetched faster than one), each still added in its own order.
 //!
 //! Half-precision sums accumulate in f32 and round once at the end, as torch's do.
 
