@@ -12,6 +12,7 @@ pub mod ops;
 pub mod shape;
 pub mod storage;
 pub mod tensor;
+pub mod threads;
 
 #[cfg(feature = "python")]
 mod bindings;

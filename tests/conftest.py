@@ -49,11 +49,17 @@ def run_isolated():
     as the create_graph reference-cycle warning or the gradient layout contract warning),
     which an earlier test in the same process may already have consumed. The snippet
     starts with ``import ferrograd as torch`` already done and sees this process's
-    ``sys.path`` (so the shim works too). A non-zero exit shows its stderr."""
+    ``sys.path`` (so the shim works too), and this process's environment updated with
+    ``env`` (a value of None removes the variable). A non-zero exit shows its stderr."""
 
-    def run(code, timeout=120):
+    def run(code, timeout=120, env=None):
         prelude = "import ferrograd as torch\n"
-        env = dict(os.environ)
+        overrides, env = env or {}, dict(os.environ)
+        for name, value in overrides.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         proc = subprocess.run(
             [sys.executable, "-c", prelude + textwrap.dedent(code)],

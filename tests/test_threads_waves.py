@@ -2,8 +2,9 @@
 
 The engine runs big ready nodes (incoming gradients of 16384+ elements) of one backward
 call in parallel "waves"; the tensors here are big enough for waves to form. Scenarios that
-could hang run in a subprocess with a timeout (and four rayon threads, so that waves form
-even on a one-core machine), so a regression fails instead of hanging the suite.
+could hang run in a subprocess with a timeout (and four intra-op and inter-op threads, so
+that waves form even on a one-core machine), so a regression fails instead of hanging the
+suite.
 """
 
 import os
@@ -22,10 +23,11 @@ N = 1 << 15
 
 def run_script(code, timeout=60.0):
     """Run `code` in a fresh interpreter; a hang past `timeout` fails the test."""
-    env = dict(os.environ, RAYON_NUM_THREADS="4")
+    env = dict(os.environ, OMP_NUM_THREADS="4")
+    prelude = "import ferrograd\nferrograd.set_num_interop_threads(4)\n"
     try:
         done = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [sys.executable, "-c", prelude + textwrap.dedent(code)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -577,17 +577,6 @@ pub fn release_gil_while(f: &mut (dyn FnMut() + Send)) {
     }
 }
 
-/// Run `fn` with the engine and kernels limited to `n` threads (benchmarks, tests).
-#[pyfunction]
-pub fn _with_num_threads(py: Python<'_>, n: usize, f: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(n.max(1))
-        .build()
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    let f = f.clone().unbind();
-    py.detach(|| pool.install(|| Python::attach(|py| f.call0(py))))
-}
-
 /// `_C._functions.UndefinedGrad()(t)`: see `ops::unary::UndefinedGrad`.
 #[pyclass(name = "UndefinedGrad", module = "ferrograd._C._functions", frozen)]
 pub struct PyUndefinedGrad;

@@ -12,6 +12,7 @@ pub mod gc;
 pub mod hooks;
 pub mod memory;
 pub mod tensor;
+pub mod threads;
 
 use pyo3::prelude::*;
 
@@ -90,9 +91,12 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::is_anomaly_check_nan_enabled, m)?)?;
     crate::autograd::anomaly::set_stack_provider(autograd::python_stack);
     crate::kernels::set_pool_wait_hook(autograd::release_gil_while);
-    m.add_function(wrap_pyfunction!(autograd::_with_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(memory::_empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(memory::_cache_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(threads::set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(threads::get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(threads::set_num_interop_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(threads::get_num_interop_threads, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;
     m.add_submodule(&functions)?;

@@ -161,8 +161,8 @@ impl GraphTask {
 /// Nodes whose gradients are all in, highest sequence number first (later ops run
 /// first, as in torch). With parallelism on, nodes are split by the size of their
 /// incoming gradients: small ones run inline first (they are cheap and usually release
-/// more work), then every big ready node runs at once on rayon. Serially, one heap keeps
-/// torch's exact order.
+/// more work), then every big ready node runs at once in a wave (see `workers`).
+/// Serially, one heap keeps torch's exact order.
 struct ReadySet {
     small: crate::engine::ready_heap::ReadyHeap,
     big: BinaryHeap<(u64, usize)>,
@@ -307,7 +307,8 @@ fn run_backward_here(
     );
     let _current = current::Enter::new(&view);
     let n_roots = root_idx.len();
-    let threads = rayon::current_num_threads();
+    // The inter-op count (torch's set_num_interop_threads) bounds a wave's threads.
+    let threads = crate::threads::num_interop_threads();
     let parallel = grad_mode::is_multithreading_enabled() && threads > 1;
     let mut ready = ReadySet::new(parallel);
     let mut queued = vec![false; task.nodes.len()];

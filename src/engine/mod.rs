@@ -6,9 +6,10 @@
 //! - `inputs=` support: only nodes on a path to a requested input run, and gradients
 //!   arriving at a requested input are captured instead of (or as well as) accumulated;
 //! - ready nodes run highest sequence number first; several large ready nodes run in
-//!   parallel (a "wave", shared with helper threads, never on the rayon pool: see
-//!   `workers`), small ones inline on the calling thread; every thread working for a
-//!   call carries its thread-local modes (`modes`);
+//!   parallel (a "wave", shared with up to `get_num_interop_threads() - 1` helper
+//!   threads, never on the kernels' pool: see `workers`), small ones inline on the
+//!   calling thread; every thread working for a call carries its thread-local modes
+//!   (`modes`);
 //! - a backward nested more than a few levels deep in another (a custom Function's
 //!   backward calling backward) continues on a fresh thread, as in torch;
 //! - contributions to one input buffer are summed in a fixed order (by producing node

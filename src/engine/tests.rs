@@ -53,38 +53,55 @@ fn c39_retain_graph_accumulates() {
     assert!((grad_of(&x)[0] - 2.0 * 0.5f64.exp()).abs() < 1e-12);
 }
 
-/// A wide graph: 16 independent branches summed. Gradients must be bitwise identical
-/// whatever the number of threads.
+/// A wide graph: 8 independent branches, each through elementwise ops, a matmul and
+/// sums over each dim, added up. Gradients must be bitwise identical whatever the number
+/// of intra-op threads (tests/test_thread_settings.py varies the inter-op count too, one
+/// process per setting).
 fn wide_graph_grads(threads: usize) -> Vec<Vec<f64>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pool.install(|| {
-        let leaves: Vec<Tensor> = (0..16)
-            .map(|i| {
-                leaf(
-                    (0..20_000)
-                        .map(|j| ((i * 7 + j) % 13) as f64 * 0.01)
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut total: Option<Tensor> = None;
-        for l in &leaves {
-            let mut y = l.clone();
-            for _ in 0..4 {
-                y = mul(&sin(&y).unwrap(), &y).unwrap();
-            }
-            let s = sum(&y, None, false, None).unwrap();
-            total = Some(match total {
-                Some(t) => add(&t, &s).unwrap(),
-                None => s,
-            });
+    crate::threads::set_num_threads(threads).unwrap();
+    let (rows, cols) = (300, 700);
+    let leaves: Vec<Tensor> = (0..8)
+        .map(|i| {
+            leaf(
+                (0..rows * cols)
+                    .map(|j| ((i * 7 + j) % 13) as f64 * 0.01 + 1e-7 * j as f64)
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut total: Option<Tensor> = None;
+    for l in &leaves {
+        let x = crate::ops::view::reshape(l, &[rows, cols]).unwrap();
+        let mut y = x.clone();
+        for _ in 0..2 {
+            y = mul(&sin(&y).unwrap(), &y).unwrap();
         }
-        backward(&total.unwrap(), false).unwrap();
-        leaves.iter().map(grad_of).collect()
-    })
+        let xt = crate::ops::view::transpose(&x, 0, 1).unwrap();
+        let z = crate::ops::linalg::mm(&y, &xt).unwrap();
+        let s = add(
+            &sum(
+                &sum(&z, Some(&[0i64][..]), false, None).unwrap(),
+                None,
+                false,
+                None,
+            )
+            .unwrap(),
+            &sum(
+                &sum(&y, Some(&[1i64][..]), false, None).unwrap(),
+                None,
+                false,
+                None,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        total = Some(match total {
+            Some(t) => add(&t, &s).unwrap(),
+            None => s,
+        });
+    }
+    backward(&total.unwrap(), false).unwrap();
+    leaves.iter().map(grad_of).collect()
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! The threads that share a parallel wave's big nodes with the calling thread.
 //!
+//! Their number is the inter-op count (`threads::num_interop_threads`, torch's
+//! `set_num_interop_threads`), the calling thread included.
+//!
 //! Not rayon, on purpose. A rayon worker that waits (in `join`, `par_iter`, `install`)
 //! runs other queued jobs on top of its own stack meanwhile. A node may run Python, and
 //! Python may block — on the GIL, on a user's `threading.Lock` — on something held
 //! further down that same stack, or by a thread that is itself waiting for the pool:
-//! the whole pool then deadlocks. So nodes never run on the rayon pool, which is left to
-//! kernel chunks (pure Rust, blocking on nothing but other chunks). A wave's nodes are
+//! the whole pool then deadlocks. So nodes never run on the intra-op pool, which is left
+//! to kernel chunks (pure Rust, blocking on nothing but other chunks). A wave's nodes are
 //! claimed one at a time by the caller and by helper threads that never run anything
 //! else while they hold one; the caller runs every node nobody else has claimed, so a
 //! wave completes even when every helper is busy or blocked elsewhere.
@@ -143,6 +146,8 @@ where
     });
     let helpers = helpers.min(n.saturating_sub(1));
     if helpers > 0 {
+        // These helpers are torch's inter-op pool: its size is fixed from here on.
+        crate::threads::interop_started();
         ensure_helpers(helpers);
         let ticket: Arc<dyn Help> = wave.clone();
         lock(&POOL.queue).extend(std::iter::repeat_n(ticket, helpers));

@@ -9,6 +9,7 @@ pub mod index;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod sum;
 pub mod traits;
 pub mod vmath;
 
@@ -33,10 +34,29 @@ pub fn set_pool_wait_hook(hook: fn(&mut (dyn FnMut() + Send))) {
     let _ = POOL_WAIT.set(hook);
 }
 
-/// Run `f`, which hands work to the rayon pool and waits for it. Every kernel enters the
-/// pool through here (and only once its work is big enough to split), so small ops pay
-/// nothing for it.
+/// Run `f`, which hands work to rayon and waits for it, on the intra-op pool (see Note:
+/// the intra-op pool in threads.rs). Every kernel enters the pool through here (and only
+/// once its work is big enough to split), so small ops pay nothing for it.
 pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    in_wait_hook(move || match crate::threads::intra_op_pool() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    })
+}
+
+/// `f(0), f(1), ... f(n - 1)`, in order, split over the intra-op pool. With a pool of one
+/// thread the calling thread does the work itself (outside the GIL all the same): handing
+/// it to a lone pool thread only adds two thread switches, milliseconds on a busy machine.
+pub fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    if crate::threads::num_threads() == 1 {
+        return in_wait_hook(|| (0..n).map(f).collect());
+    }
+    on_pool(|| (0..n).into_par_iter().map(f).collect())
+}
+
+/// Run `f` inside the pool-wait hook.
+fn in_wait_hook<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let Some(hook) = POOL_WAIT.get() else {
         return f();
     };

@@ -3,11 +3,9 @@
 
 use std::borrow::Cow;
 
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
-use crate::kernels::traits::Arith;
 use crate::kernels::PARALLEL_GRAIN;
 use crate::layout::Layout;
 use crate::shape::Dims;
@@ -56,53 +54,8 @@ pub fn reduce_rows<T: Element, U: Send>(
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
     if out_len * row_len >= PARALLEL_GRAIN && out_len > 1 {
-        crate::kernels::on_pool(|| data.par_chunks(row_len).map(&row_fn).collect())
+        crate::kernels::par_map(out_len, |i| row_fn(&data[i * row_len..(i + 1) * row_len]))
     } else {
         data.chunks(row_len).map(&row_fn).collect()
     }
-}
-
-/// Pairwise summation: accurate for long rows, vectorizes in the 8-lane base case.
-pub fn sum_slice<T: Arith>(s: &[T]) -> T {
-    if s.len() <= 256 {
-        let mut lanes = [T::zero(); 8];
-        let chunks = s.chunks_exact(8);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for i in 0..8 {
-                lanes[i] = lanes[i] + c[i];
-            }
-        }
-        let mut acc = T::zero();
-        for &r in rest {
-            acc = acc + r;
-        }
-        let l = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
-            + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-        return l + acc;
-    }
-    let mid = (s.len() / 2) & !7;
-    sum_slice(&s[..mid]) + sum_slice(&s[mid..])
-}
-
-/// Sum of a contiguous tensor over its leading `lead` dims (a common gradient
-/// reduction: bias gradients), without transposing: out[j] = Σ_i x[i, j].
-pub fn sum_leading<T: Arith>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
-    let mut out = vec![T::zero(); inner];
-    if outer <= 8 || inner < 8 {
-        for i in 0..outer {
-            for (o, &v) in out.iter_mut().zip(&x[i * inner..(i + 1) * inner]) {
-                *o = *o + v;
-            }
-        }
-        return out;
-    }
-    // Pairwise over rows in blocks to keep the accuracy of sum_slice.
-    let half = outer / 2;
-    let a = sum_leading(&x[..half * inner], half, inner);
-    let b = sum_leading(&x[half * inner..], outer - half, inner);
-    for ((o, p), q) in out.iter_mut().zip(a).zip(b) {
-        *o = p + q;
-    }
-    out
 }

@@ -4,7 +4,8 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::reduce::{reduce_rows, reduced_shape, sum_leading, sum_slice};
+use crate::kernels::reduce::{reduce_rows, reduced_shape};
+use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
 use crate::kernels::tensor_from;
 use crate::ops::binary::{div, div_scalar, mul};
 use crate::ops::view::{expand, reshape, unsqueeze};
@@ -43,18 +44,28 @@ fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
         let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
         return Ok(tensor_from(v, &out_shape));
     }
-    let leading = x.is_contiguous()
-        && x.dtype() == dtype
-        && !dims.is_empty()
-        && dims.iter().enumerate().all(|(i, &d)| i == d);
+    // Contiguous input reduced over its leading or its trailing dims: summed in place,
+    // without gathering rows first.
+    let direct = x.is_contiguous() && x.dtype() == dtype && !dims.is_empty();
+    let leading = direct && dims.iter().enumerate().all(|(i, &d)| i == d);
+    let trailing = direct
+        && dims
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == x.dim() - dims.len() + i);
+    let kept: usize = out_shape.iter().product();
     crate::with_arith!(dtype, "sum", T => {
-        if leading && out_shape.iter().product::<usize>() > 1 {
+        if (leading && kept > 1) || trailing {
             // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
             let x = x.data();
             let data = unsafe { crate::kernels::contiguous_data::<T>(&x) };
-            let inner: usize = out_shape.iter().product();
-            let outer = x.layout().numel() / inner.max(1);
-            return Ok(tensor_from(sum_leading(&data, outer, inner), &out_shape));
+            let reduced = x.layout().numel() / kept.max(1);
+            let sums = if leading && kept > 1 {
+                sum_leading(&data, reduced, kept)
+            } else {
+                sum_trailing(&data, kept, reduced)
+            };
+            return Ok(tensor_from(sums, &out_shape));
         }
         Ok(tensor_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
     })
