@@ -1,12 +1,15 @@
-//! Kernel throughput: the 1024³ float32 matmul (reported as elements = 2·n³ flops), and the
-//! vectorized math of kernels::vmath on 256x256 elements, per function, f32 and f64, at
-//! every SIMD level this CPU runs (`Scalar` is libm per element).
+//! Kernel throughput: the 1024³ float32 matmul (reported as elements = 2·n³ flops), memory-
+//! bound ops on 16M float32 values (reported in bytes read + written, so criterion prints
+//! GB/s), and the vectorized math of kernels::vmath on 256x256 elements, per function, f32
+//! and f64, at every SIMD level this CPU runs (`Scalar` is libm per element).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ferrograd::kernels::vmath::{map_at, pow_at, Elem, Level, Unary};
+use ferrograd::ops::binary::{add, mul_scalar};
 use ferrograd::ops::creation::randn;
 use ferrograd::ops::linalg::mm;
-use ferrograd::DType;
+use ferrograd::ops::reduce::sum;
+use ferrograd::{DType, Scalar};
 
 fn bench_matmul(c: &mut Criterion) {
     let n = 1024;
@@ -16,6 +19,26 @@ fn bench_matmul(c: &mut Criterion) {
     group.throughput(Throughput::Elements(2 * (n * n * n) as u64));
     group.sample_size(20);
     group.bench_function("mm_f32_1024", |bench| bench.iter(|| mm(&a, &b).unwrap()));
+    group.finish();
+}
+
+/// `x * 0.5` and `x + y` (a fresh output each call, as in a forward pass) and the sum of
+/// all elements, on 16M float32 values: bound by memory bandwidth, so counted in bytes.
+fn bench_memory_bound(c: &mut Criterion) {
+    let n = 1 << 24;
+    let x = randn(&[n], DType::F32).unwrap();
+    let y = randn(&[n], DType::F32).unwrap();
+    let bytes = |tensors: u64| Throughput::Bytes(tensors * 4 * n as u64);
+    let mut group = c.benchmark_group("memory_bound_f32_16M");
+    group.sample_size(20);
+    group.throughput(bytes(2));
+    group.bench_function("mul_scalar", |b| {
+        b.iter(|| mul_scalar(&x, Scalar::Float(0.5)).unwrap())
+    });
+    group.throughput(bytes(3));
+    group.bench_function("add", |b| b.iter(|| add(&x, &y).unwrap()));
+    group.throughput(bytes(1));
+    group.bench_function("sum", |b| b.iter(|| sum(&x, None, false, None).unwrap()));
     group.finish();
 }
 
@@ -65,5 +88,5 @@ fn bench_vmath(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_matmul, bench_vmath);
+criterion_group!(benches, bench_matmul, bench_memory_bound, bench_vmath);
 criterion_main!(benches);

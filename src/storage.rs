@@ -49,9 +49,6 @@ use crate::layout::Layout;
 
 const ALIGN: usize = 64;
 
-/// A kernel's output vector, kept as the owner of the storage built on it.
-struct SendVec<T>(#[allow(dead_code)] Vec<T>);
-
 /// Fail with torch's allocator error when `count` elements of `itemsize` bytes cannot be
 /// allocated, before any kernel tries (Rust's Vec would abort the process instead).
 pub fn ensure_allocatable(count: usize, itemsize: usize) -> Result<()> {
@@ -83,6 +80,9 @@ pub fn align_of(dtype: DType) -> usize {
 enum Owner {
     /// Allocated here with `ALIGN`; freed on drop.
     Rust,
+    /// A `Vec`'s buffer adopted in place (`from_vec`): freed on drop with the layout the
+    /// `Vec` allocated it with, so no box is needed to keep the `Vec` itself.
+    Vec(AllocLayout),
     /// Memory owned by someone else (a numpy array); kept alive by this box.
     Foreign(#[allow(dead_code)] Box<dyn Any + Send + Sync>),
 }
@@ -133,12 +133,20 @@ impl Storage {
     }
 
     /// Adopt a vector's buffer without copying (kernels build their outputs in Vecs).
-    pub fn from_vec<T: Element>(mut v: Vec<T>) -> Storage {
-        let len = v.len();
-        let ptr = v.as_mut_ptr() as *mut u8;
-        // SAFETY: the Vec's buffer holds `len` initialized T's and never moves while the
-        // Vec (kept in `owner`) is alive; moving the Vec does not move its heap buffer.
-        unsafe { Storage::from_foreign(ptr, len, T::DTYPE, Box::new(SendVec(v))) }
+    pub fn from_vec<T: Element>(v: Vec<T>) -> Storage {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        let (ptr, len, capacity) = (v.as_mut_ptr(), v.len(), v.capacity());
+        // What `Vec<T>` allocated its buffer with, so `Drop` can hand the buffer back as
+        // the Vec would have. Without capacity there is no buffer (and no bytes to free).
+        let allocated = (capacity > 0 && std::mem::size_of::<T>() > 0)
+            .then(|| AllocLayout::array::<T>(capacity).expect("a Vec's own layout"));
+        Storage {
+            // Never null: a Vec's pointer is dangling-but-aligned when it has no buffer.
+            ptr: NonNull::new(ptr as *mut u8).expect("a Vec's pointer is not null"),
+            bytes: len * std::mem::size_of::<T>(),
+            dtype: T::DTYPE,
+            owner: allocated.map_or(Owner::Rust, Owner::Vec),
+        }
     }
 
     /// Wrap memory owned elsewhere.
@@ -185,8 +193,8 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Owner::Rust = self.owner {
-            if self.bytes > 0 {
+        match self.owner {
+            Owner::Rust if self.bytes > 0 => {
                 // SAFETY: allocated in `zeros` with this exact layout.
                 unsafe {
                     dealloc(
@@ -195,6 +203,10 @@ impl Drop for Storage {
                     )
                 }
             }
+            // SAFETY: the buffer a Vec allocated with `layout` through the global
+            // allocator (`from_vec`), owned by this storage alone since.
+            Owner::Vec(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
+            _ => {}
         }
     }
 }

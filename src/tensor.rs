@@ -468,7 +468,9 @@ impl Tensor {
             if Arc::ptr_eq(&old, new) && old_nr == nr {
                 return;
             }
-            old.extras().retained.retain(|(_, w)| !w.ptr_eq(&me));
+            if let Some(mut extras) = old.extras_if_any() {
+                extras.retained.retain(|(_, w)| !w.ptr_eq(&me));
+            }
         }
         new.extras().retained.push((nr, me));
     }

@@ -7,10 +7,8 @@ elements ferrograd stays on one thread (its pool takes over from 2^18).
 """
 
 import argparse
-import statistics
-import time
 
-from common import describe, load_ferrograd, load_torch, print_table
+from common import describe, interleaved_us, load_ferrograd, load_torch, print_table
 
 OPS = ("exp", "sin", "tanh", "cos", "log", "sigmoid", "sqrt")
 
@@ -20,19 +18,6 @@ def inputs(lib, dtype_name, op):
     if op in ("log", "sqrt"):
         x = x.abs() + 0.01
     return x
-
-
-def interleaved_us(calls, rounds):
-    """Median microseconds per call of each of `calls`, run one after the other per round."""
-    samples = [[] for _ in calls]
-    for fn in calls:
-        fn()
-    for _ in range(rounds):
-        for i, fn in enumerate(calls):
-            start = time.perf_counter_ns()
-            fn()
-            samples[i].append((time.perf_counter_ns() - start) / 1e3)
-    return [statistics.median(s) for s in samples]
 
 
 def main():

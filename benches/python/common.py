@@ -63,6 +63,21 @@ def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
     return min(runs) if reduce == "min" else statistics.median(runs)
 
 
+def interleaved_us(calls, rounds):
+    """Median microseconds per call of each of `calls`, run one after the other per round
+    (so every library sees the same machine load), after two warm-up calls each."""
+    samples = [[] for _ in calls]
+    for fn in calls:
+        fn()
+        fn()
+    for _ in range(rounds):
+        for i, fn in enumerate(calls):
+            start = time.perf_counter_ns()
+            fn()
+            samples[i].append((time.perf_counter_ns() - start) / 1e3)
+    return [statistics.median(s) for s in samples]
+
+
 def best_of(samples_ns, reduce="min"):
     return min(samples_ns) if reduce == "min" else statistics.median(samples_ns)
 

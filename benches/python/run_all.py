@@ -15,6 +15,7 @@ SCRIPTS = (
     "bench_chain_backward.py",
     "bench_mlp.py",
     "bench_unary.py",
+    "bench_kernels.py",
 )
 
 

@@ -84,13 +84,17 @@ pub fn capture_parent() -> Option<Arc<Node>> {
     EXECUTING.with(|e| e.borrow().last().cloned())
 }
 
+/// Where `node` was recorded and the node whose backward recorded it (anomaly mode).
+fn anomaly_record(node: &Node) -> (Option<String>, Option<Arc<Node>>) {
+    node.extras_if_any()
+        .map(|e| (e.anomaly_stack.clone(), e.anomaly_parent.clone()))
+        .unwrap_or_default()
+}
+
 /// torch's warnings before an error in `node`'s backward propagates: where the node was
 /// recorded, then one warning per enclosing backward that induced that recording.
 pub fn warn_error_in(node: &Node) {
-    let (mut stack, mut parent) = {
-        let extras = node.extras();
-        (extras.anomaly_stack.clone(), extras.anomaly_parent.clone())
-    };
+    let (mut stack, mut parent) = anomaly_record(node);
     warn(
         WarningKind::User,
         format!(
@@ -100,10 +104,7 @@ pub fn warn_error_in(node: &Node) {
         ),
     );
     while let Some(p) = parent {
-        (stack, parent) = {
-            let extras = p.extras();
-            (extras.anomaly_stack.clone(), extras.anomaly_parent.clone())
-        };
+        (stack, parent) = anomaly_record(&p);
         warn(
             WarningKind::User,
             format!(

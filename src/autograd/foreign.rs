@@ -290,16 +290,19 @@ pub fn clear_node(n: &Arc<Node>) {
     if Arc::strong_count(n) != 1 {
         return;
     }
-    let hooks = {
-        let Some(mut extras) = try_lock(&n.extras) else {
-            return;
-        };
-        (
-            std::mem::take(&mut extras.tensor_pre_hooks),
-            extras.pre_hooks.take_all(),
-            extras.post_hooks.take_all(),
-            extras.py_metadata.take(),
-        )
+    let hooks = match n.extras_cell() {
+        None => Default::default(),
+        Some(cell) => {
+            let Some(mut extras) = try_lock(cell) else {
+                return;
+            };
+            (
+                std::mem::take(&mut extras.tensor_pre_hooks),
+                extras.pre_hooks.take_all(),
+                extras.post_hooks.take_all(),
+                extras.py_metadata.take(),
+            )
+        }
     };
     let saved = {
         let Some(mut saved) = try_lock(&n.saved) else {

@@ -5,7 +5,7 @@
 //! outputs; its *outputs* are the gradients of its forward inputs.
 
 use std::cell::Cell;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use smallvec::SmallVec;
 
@@ -97,7 +97,9 @@ pub struct Node {
     /// Per forward output: used to materialize undefined incoming gradients.
     pub output_meta: SmallVec<[TensorMeta; 1]>,
     pub saved: Mutex<SavedSlots>,
-    pub extras: Mutex<NodeExtras>,
+    /// Hooks, retained grads, metadata, anomaly records: made on first use, since most
+    /// nodes never have any and a node is made (and freed) on every recorded op.
+    extras: OnceLock<Box<Mutex<NodeExtras>>>,
     /// Opaque slot owned by the bindings (the node's live Python object), as on tensors.
     pub py_handle: std::sync::atomic::AtomicUsize,
 }
@@ -132,11 +134,16 @@ impl Node {
         output_meta: SmallVec<[TensorMeta; 1]>,
         saved: SmallVec<[Option<SavedTensor>; 2]>,
     ) -> Arc<Node> {
-        let extras = NodeExtras {
-            anomaly_stack: crate::autograd::anomaly::capture_stack(),
-            anomaly_parent: crate::autograd::anomaly::capture_parent(),
-            ..NodeExtras::default()
-        };
+        let extras = OnceLock::new();
+        let anomaly_stack = crate::autograd::anomaly::capture_stack();
+        let anomaly_parent = crate::autograd::anomaly::capture_parent();
+        if anomaly_stack.is_some() || anomaly_parent.is_some() {
+            let _ = extras.set(Box::new(Mutex::new(NodeExtras {
+                anomaly_stack,
+                anomaly_parent,
+                ..NodeExtras::default()
+            })));
+        }
         Arc::new(Node {
             sequence_nr: next_sequence_nr(),
             kind,
@@ -147,7 +154,7 @@ impl Node {
                 slots: saved,
                 released: false,
             }),
-            extras: Mutex::new(extras),
+            extras,
             py_handle: Default::default(),
         })
     }
@@ -162,7 +169,7 @@ impl Node {
             input_meta: SmallVec::new(),
             output_meta: smallvec::smallvec![meta],
             saved: Mutex::new(SavedSlots::default()),
-            extras: Mutex::new(NodeExtras::default()),
+            extras: OnceLock::new(),
             py_handle: Default::default(),
         })
     }
@@ -186,9 +193,22 @@ impl Node {
         self.saved.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// See the lock rule in `autograd` (module docs): never held over ops or Python.
+    /// The node's extras, made on first use: for adding to them. See the lock rule in
+    /// `autograd` (module docs): never held over ops or Python.
     pub fn extras(&self) -> std::sync::MutexGuard<'_, NodeExtras> {
-        self.extras.lock().unwrap_or_else(|e| e.into_inner())
+        let cell = self.extras.get_or_init(Default::default);
+        cell.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The node's extras if it has any: for reading (None reads as all empty).
+    pub fn extras_if_any(&self) -> Option<std::sync::MutexGuard<'_, NodeExtras>> {
+        self.extras_cell()
+            .map(|cell| cell.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The lock around the extras, if the node has any (for `try_lock` in walks).
+    pub fn extras_cell(&self) -> Option<&Mutex<NodeExtras>> {
+        self.extras.get().map(|b| &**b)
     }
 
     /// Free saved tensors (end of a backward without retain_graph).
@@ -234,9 +254,11 @@ impl Drop for Node {
                 defer_tensor(t);
             }
         }
-        let extras = self.extras.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let Some(parent) = extras.anomaly_parent.take() {
-            defer_node(parent);
+        if let Some(extras) = self.extras.get_mut() {
+            let extras = extras.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Some(parent) = extras.anomaly_parent.take() {
+                defer_node(parent);
+            }
         }
     }
 }

@@ -39,13 +39,24 @@ impl Orphan {
     }
 }
 
-thread_local! {
-    static QUEUE: RefCell<Vec<Orphan>> = const { RefCell::new(Vec::new()) };
-    static DRAINING: Cell<bool> = const { Cell::new(false) };
+/// This thread's queue of orphans, and whether a drop on this thread is draining it.
+struct Teardown {
+    queue: RefCell<Vec<Orphan>>,
+    draining: Cell<bool>,
 }
 
-/// Releases `o` without recursing: if it is the last handle, it is queued and freed
-/// by the outermost drop on this thread (which is the caller, if none is running).
+thread_local! {
+    static TEARDOWN: Teardown = const {
+        Teardown {
+            queue: RefCell::new(Vec::new()),
+            draining: Cell::new(false),
+        }
+    };
+}
+
+/// Releases `o` without recursing: if it is the last handle and an outer drop on this
+/// thread is draining, it is queued for that drop; otherwise this call is the outermost
+/// one: it frees `o` itself, then everything freeing it queued.
 pub fn defer(o: Orphan) {
     if !o.is_last() {
         // Another holder remains (or races us to the end; then its own drop defers
@@ -53,28 +64,25 @@ pub fn defer(o: Orphan) {
         drop(o);
         return;
     }
-    // If the thread is exiting and its queue is gone, the closure (and `o` with it) is
-    // dropped unrun: freed in place.
-    if QUEUE.try_with(move |q| q.borrow_mut().push(o)).is_ok() {
-        drain();
-    }
-}
-
-/// Free queued orphans until none is left, unless an outer call is already doing so.
-fn drain() {
-    if DRAINING.with(|d| d.replace(true)) {
+    // If the thread is exiting and its queue is gone, `o` is freed in place on return.
+    let Ok(outermost) = TEARDOWN.try_with(|td| !td.draining.replace(true)) else {
+        return;
+    };
+    if !outermost {
+        TEARDOWN.with(|td| td.queue.borrow_mut().push(o));
         return;
     }
     /// Resets the flag even if a drop unwinds.
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
-            DRAINING.with(|d| d.set(false));
+            let _ = TEARDOWN.try_with(|td| td.draining.set(false));
         }
     }
     let _reset = Reset;
-    while let Some(o) = QUEUE.with(|q| q.borrow_mut().pop()) {
-        drop(o); // may queue more; never recurses past this frame's callee
+    drop(o); // its children queue themselves: this frame's callee never recurses
+    while let Some(next) = TEARDOWN.with(|td| td.queue.borrow_mut().pop()) {
+        drop(next);
     }
 }
 

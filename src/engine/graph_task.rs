@@ -403,7 +403,8 @@ fn run_one(
     if !exec {
         return Ok(Grads::new());
     }
-    let kept = if node.extras().post_hooks.is_empty() {
+    let no_post_hooks = node.extras_if_any().is_none_or(|e| e.post_hooks.is_empty());
+    let kept = if no_post_hooks {
         None
     } else {
         Some(grads.clone())
@@ -469,8 +470,10 @@ fn record_captures(
 
 /// `retain_grad()`: non-leaf tensors produced by this node get the incoming gradient.
 fn retain_grads(node: &Arc<Node>, grads: &[Option<Tensor>], create_graph: bool) -> Result<()> {
-    let retained: SmallVec<[(usize, crate::tensor::WeakTensor); 1]> =
-        node.extras().retained.clone();
+    let retained: SmallVec<[(usize, crate::tensor::WeakTensor); 1]> = node
+        .extras_if_any()
+        .map(|e| e.retained.clone())
+        .unwrap_or_default();
     for (slot, weak) in retained {
         let (Some(t), Some(Some(g))) = (weak.upgrade(), grads.get(slot)) else {
             continue;

@@ -123,11 +123,14 @@ pub fn run_tensor_pre_hooks(
             .map(|h| (0, h))
             .collect(),
         _ => node
-            .extras()
-            .tensor_pre_hooks
-            .iter()
-            .map(|(slot, _, h)| (*slot, h.clone()))
-            .collect(),
+            .extras_if_any()
+            .map(|e| {
+                e.tensor_pre_hooks
+                    .iter()
+                    .map(|(slot, _, h)| (*slot, h.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     for (slot, hook) in hooks {
         if let Some(g) = grads.get_mut(slot).and_then(|g| g.take()) {
@@ -142,7 +145,10 @@ pub fn run_node_pre_hooks(
     node: &Node,
     mut grads: Vec<Option<Tensor>>,
 ) -> Result<Vec<Option<Tensor>>> {
-    let hooks = node.extras().pre_hooks.snapshot();
+    let hooks = node
+        .extras_if_any()
+        .map(|e| e.pre_hooks.snapshot())
+        .unwrap_or_default();
     for hook in hooks {
         if let Some(new) = hook.call(&grads)? {
             grads = new;
@@ -153,7 +159,10 @@ pub fn run_node_pre_hooks(
 
 /// Node post-hooks: each may replace the node's results.
 pub fn run_node_post_hooks(node: &Node, outputs: Grads, grads: &[Option<Tensor>]) -> Result<Grads> {
-    let hooks = node.extras().post_hooks.snapshot();
+    let hooks = node
+        .extras_if_any()
+        .map(|e| e.post_hooks.snapshot())
+        .unwrap_or_default();
     let mut outputs = outputs;
     for hook in hooks {
         if let Some(new) = hook.call(&outputs, grads)? {

@@ -469,7 +469,7 @@ fn list_tensor(
 /// What a node holds: hooks, metadata and user backward, saved values, next nodes, the
 /// leaf it accumulates into.
 fn list_node(n: &Arc<Node>, kids: &mut Vec<Obj>, foreign: &mut Vec<usize>) {
-    if let Some(extras) = try_lock(&n.extras) {
+    if let Some(extras) = n.extras_cell().and_then(try_lock) {
         // A hook the engine is running right now is also held by its snapshot.
         for (_, _, h) in &extras.tensor_pre_hooks {
             if Arc::strong_count(h) == 1 {

@@ -1,0 +1,126 @@
+"""Kernel-bound cases of issue 8, ferrograd against torch in the same process.
+
+Each case runs ferrograd and torch alternately (one call of each per round), so both see
+the same machine load, and reports the median time per call and the ratio
+ferrograd / torch (below 1: ferrograd is faster; this is the direction the targets in the
+issue are written in). Both libraries keep their default thread counts.
+
+Cases:
+- `exp`, `sin`, `tanh` on 256x256 and on 16M float32 values with the outputs kept alive
+  (the last few results are held, as a training step holds its activations, so a fresh
+  buffer is needed every call);
+- `x * 0.5` and `x + y` on 16M float32 values;
+- `sum` of 16M float32 values;
+- matmul 1024x1024 @ 1024x1024 float32;
+- the wide graph: 16 branches of 50 elementwise ops on 256x256, forward + backward;
+- one MLP step 784-512-512-10 with tanh, batch 128, forward + backward.
+"""
+
+import argparse
+import collections
+import sys
+
+from bench_mlp import make_step
+from common import describe, fmt, interleaved_us, load_ferrograd, load_torch
+
+M16 = 1 << 24
+UNARY = ("exp", "sin", "tanh")
+
+
+def kept(fn, keep):
+    """fn() whose last `keep` results stay referenced."""
+    held = collections.deque(maxlen=keep)
+    return lambda: held.append(fn())
+
+
+def unary_case(op, n, keep):
+    def build(lib):
+        x = lib.rand(n, dtype=lib.float32) * 4.0 - 2.0
+        if n == 256 * 256:
+            x = x.reshape(256, 256)
+        return kept(lambda: getattr(x, op)(), keep)
+
+    return build
+
+
+def mul_scalar_case(lib):
+    x = lib.rand(M16)
+    return kept(lambda: x * 0.5, 2)
+
+
+def add_case(lib):
+    x, y = lib.rand(M16), lib.rand(M16)
+    return kept(lambda: x + y, 2)
+
+
+def sum_case(lib):
+    x = lib.rand(M16)
+    return lambda: x.sum()
+
+
+def matmul_case(lib):
+    a, b = lib.rand(1024, 1024), lib.rand(1024, 1024)
+    return lambda: a @ b
+
+
+def wide_graph_case(lib):
+    xs = [lib.rand(256, 256, requires_grad=True) for _ in range(16)]
+
+    def step():
+        total = None
+        for x in xs:
+            h = x
+            for k in range(50):
+                h = h.sin() if k % 2 == 0 else h * 1.01
+            s = h.sum()
+            total = s if total is None else total + s
+        total.backward()
+        for x in xs:
+            x.grad = None
+
+    return step
+
+
+def mlp_case(lib):
+    return make_step(lib, activation="tanh")
+
+
+CASES = [
+    *[(f"{op}, 256x256, outputs kept", unary_case(op, 256 * 256, 50), 400) for op in UNARY],
+    *[(f"{op}, 16M, outputs kept", unary_case(op, M16, 2), 20) for op in UNARY],
+    ("x * 0.5, 16M", mul_scalar_case, 20),
+    ("x + y, 16M", add_case, 20),
+    ("sum, 16M", sum_case, 30),
+    ("matmul 1024^3", matmul_case, 20),
+    ("wide graph 16x50 on 256x256, fwd+bwd", wide_graph_case, 10),
+    ("MLP step 784-512-512-10 tanh, b128", mlp_case, 40),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a fifth of the rounds")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--only", help="run only cases whose name contains this text")
+    args = parser.parse_args()
+    fg = load_ferrograd()
+    torch = load_torch(args.no_torch)
+    describe(fg, torch)
+    print(f"threads: ferrograd {fg.get_num_threads()}", end="")
+    print(f", torch {torch.get_num_threads()}" if torch is not None else "")
+    headers = ("case", "ferrograd [ms]", "torch [ms]", "ferrograd/torch")
+    print(f"{headers[0]:<40} {headers[1]:>15} {headers[2]:>11} {headers[3]:>16}")
+    for name, build, rounds in CASES:
+        if args.only and args.only not in name:
+            continue
+        rounds = max(3, rounds // 5) if args.quick else rounds
+        calls = [build(fg)] + ([build(torch)] if torch is not None else [])
+        times = [t / 1e3 for t in interleaved_us(calls, rounds)]
+        theirs = times[1] if torch is not None else None
+        ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
+        print(f"{name:<40} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
