@@ -110,6 +110,18 @@ pub fn zip<T: Element, U: Element>(
         let (p, y) = unsafe { (access::<T>(&a).read(la.offset), contiguous_data::<T>(&b)) };
         return Ok(tensor_from(map_slice(&y, |q| f(p, q)), &shape));
     }
+    // One operand is whole, the other a contiguous row the size of the output's trailing
+    // dims (`x + bias`): output row i is f(row i of the whole one, the row).
+    if n > 0 && whole(la) && is_row_of(lb, &shape) {
+        // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+        let (x, row) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
+        return Ok(tensor_from(map_rows(&x, &row, &f), &shape));
+    }
+    if n > 0 && whole(lb) && is_row_of(la, &shape) {
+        // SAFETY: as above, with the operands' roles swapped.
+        let (row, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
+        return Ok(tensor_from(map_rows(&y, &row, |q, p| f(p, q)), &shape));
+    }
     if whole(la) && whole(lb) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
@@ -156,6 +168,44 @@ pub fn zip<T: Element, U: Element>(
         },
     );
     Ok(tensor_from(out, &shape))
+}
+
+/// Whether `l` is contiguous and, leading 1s aside, the trailing dims of `shape`: one row
+/// that broadcasting repeats over the leading dims.
+fn is_row_of(l: &Layout, shape: &[usize]) -> bool {
+    let own = &l.shape[l.shape.iter().take_while(|&&d| d == 1).count()..];
+    !own.is_empty() && own.len() < shape.len() && shape.ends_with(own) && l.is_contiguous()
+}
+
+/// `f(x[i], row[i % row.len()])` for every element of `x` (whose length is a nonzero
+/// multiple of the row's), split over the pool by rows when big enough.
+fn map_rows<T: Element, U: Element>(
+    x: &[T],
+    row: &[T],
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Vec<U> {
+    let mut out: Vec<U> = Vec::with_capacity(x.len());
+    let dst = &mut out.spare_capacity_mut()[..x.len()];
+    let one_row = |(xs, d): (&[T], &mut [std::mem::MaybeUninit<U>])| {
+        for ((o, &p), &q) in d.iter_mut().zip(xs).zip(row) {
+            o.write(f(p, q));
+        }
+    };
+    if x.len() >= PARALLEL_GRAIN {
+        crate::kernels::on_pool(|| {
+            x.par_chunks(row.len())
+                .zip(dst.par_chunks_mut(row.len()))
+                .for_each(one_row)
+        });
+    } else {
+        x.chunks(row.len())
+            .zip(dst.chunks_mut(row.len()))
+            .for_each(one_row);
+    }
+    // SAFETY: every row of `dst` was written in full: `x.len()` is a multiple of the
+    // row's length, so the chunks of `x` and `dst` pair up exactly.
+    unsafe { out.set_len(x.len()) };
+    out
 }
 
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
