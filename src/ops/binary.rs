@@ -10,8 +10,13 @@ use crate::dtype::{
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{map, select, zip};
 use crate::kernels::traits::Arith;
+use crate::ops::rules::{
+    batch_broadcast, batch_unary, elementwise_jvp, fit, linear_jvp, sum_tangents, Partial,
+};
 use crate::ops::unary::{conj, log, neg};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
+use crate::ops::{
+    apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
+};
 use crate::tensor::Tensor;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -153,6 +158,12 @@ impl Op for Add {
         };
         Ok(smallvec![Some(g), g_other])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        add_jvp(ctx, self.alpha, false)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| add_alpha(&a[0], &a[1], self.alpha))
+    }
 }
 
 pub struct Sub {
@@ -187,6 +198,32 @@ impl Op for Sub {
         };
         Ok(smallvec![Some(g), g_other])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        add_jvp(ctx, self.alpha, true)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| sub(&a[0], &a[1], self.alpha))
+    }
+}
+
+/// Linear family: the tangent of `a ± alpha * b` is `ta ± alpha * tb` (alpha itself, not
+/// its conjugate: that is the vjp's).
+fn add_jvp(ctx: &JvpCtx, alpha: Scalar, negate: bool) -> Result<Tangents> {
+    let tb = match ctx.tangent(1) {
+        None => None,
+        Some(tb) => {
+            let s = if alpha.is_one() {
+                tb.clone()
+            } else {
+                mul_scalar(tb, alpha)?
+            };
+            Some(if negate { neg(&s)? } else { s })
+        }
+    };
+    let total = sum_tangents([Ok(ctx.tangent(0).cloned()), Ok(tb)])?;
+    Ok(smallvec![total
+        .map(|t| fit(t, &ctx.outputs[0]))
+        .transpose()?])
 }
 
 /// g * conj(alpha), skipping the multiply for alpha == 1.
@@ -299,34 +336,59 @@ impl Op for ScalarOp {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let s = self.scalar;
         let out = match self.kind {
             ScalarOpKind::Rsub => neg(&g)?,
-            ScalarOpKind::Pow if s.is_zero() => crate::ops::creation::zeros_like(&g)?,
+            ScalarOpKind::Pow if self.scalar.is_zero() => crate::ops::creation::zeros_like(&g)?,
+            _ => self.partial(ctx.saved(0)?)?.vjp(&g)?,
+        };
+        Ok(smallvec![Some(out)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        match self.kind {
+            ScalarOpKind::Rsub => linear_jvp(ctx, neg),
+            ScalarOpKind::Pow if self.scalar.is_zero() => {
+                linear_jvp(ctx, crate::ops::creation::zeros_like)
+            }
+            ScalarOpKind::Pow => elementwise_jvp(ctx, |_| self.partial(&ctx.primals[0])),
+            ScalarOpKind::RPow => elementwise_jvp(ctx, |_| self.partial(&ctx.outputs[0])),
+        }
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let op = || ScalarOp {
+            kind: self.kind,
+            scalar: self.scalar,
+        };
+        batch_unary(ctx, |x| apply1(op(), std::slice::from_ref(x)))
+    }
+}
+
+impl ScalarOp {
+    /// The derivative, from the saved value `v` (the input for `x ** s`, the result for
+    /// `s ** x`). `s - x` is linear (its rules negate) and asks for none.
+    fn partial(&self, v: &Tensor) -> Result<Partial> {
+        let s = self.scalar;
+        Ok(Partial::Mul(match self.kind {
+            ScalarOpKind::Rsub => Tensor::scalar(Scalar::Int(-1), v.dtype()),
             ScalarOpKind::Pow => {
-                let x = ctx.saved(0)?;
                 let e_minus_1 = match s {
                     Scalar::Int(i) => Scalar::Int(i - 1),
                     Scalar::Bool(b) => Scalar::Int(b as i64 - 1),
                     Scalar::Float(f) => Scalar::Float(f - 1.0),
                     Scalar::Complex(c) => Scalar::Complex(c - 1.0),
                 };
-                let d = mul_scalar(&pow_scalar(x, e_minus_1)?, s)?;
-                mul(&g, &conj(&d)?)?
+                mul_scalar(&pow_scalar(v, e_minus_1)?, s)?
             }
             ScalarOpKind::RPow => {
                 // d(s^x)/dx = s^x * ln(s)
-                let r = ctx.saved(0)?;
                 let ln_s = s.to_c64().ln();
                 let ln_s = if ln_s.im == 0.0 {
                     Scalar::Float(ln_s.re)
                 } else {
                     Scalar::Complex(ln_s)
                 };
-                mul(&g, &conj(&mul_scalar(r, ln_s)?)?)?
+                mul_scalar(v, ln_s)?
             }
-        };
-        Ok(smallvec![Some(out)])
+        }))
     }
 }
 
@@ -399,6 +461,12 @@ impl Op for Mul {
         };
         Ok(smallvec![ga, gb])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        elementwise_jvp(ctx, |i| Ok(Partial::Mul(ctx.primals[1 - i].clone())))
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| mul(&a[0], &a[1]))
+    }
 }
 pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Mul, &[a.clone(), b.clone()])
@@ -444,6 +512,19 @@ impl Op for Div {
         };
         Ok(smallvec![ga, gb])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let (a, b) = (&ctx.primals[0], &ctx.primals[1]);
+        elementwise_jvp(ctx, |i| {
+            Ok(if i == 0 {
+                Partial::Div(b.clone())
+            } else {
+                Partial::Mul(neg(&div(&div(a, b)?, b)?)?)
+            })
+        })
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| div(&a[0], &a[1]))
+    }
 }
 pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Div, &[a.clone(), b.clone()])
@@ -485,32 +566,56 @@ impl Op for Pow {
         let g = ctx.grad(0)?;
         let (x, e) = (ctx.saved(0)?, ctx.saved(1)?);
         let gx = if ctx.needs(0) {
-            let d = mul(e, &pow(x, &sub_scalar(e, Scalar::Int(1))?)?)?;
-            // 0 ** 0 has derivative 0 in torch, not e * 0 ** -1.
-            let d = where_(
-                &eq_scalar(e, Scalar::Int(0))?,
-                &crate::ops::creation::zeros_like(&d)?,
-                &d,
-            )?;
-            Some(mul(&g, &conj(&d)?)?)
+            Some(pow_partial_base(x, e)?.vjp(&g)?)
         } else {
             None
         };
         let ge = if ctx.needs(1) {
-            let r = ctx.saved(2)?;
-            let d = mul(r, &log(x)?)?;
-            // x == 0 with e >= 0: the limit is 0 (torch masks the NaN/inf from log(0)).
-            let mask = mul(
-                &eq_scalar(x, Scalar::Int(0))?,
-                &ge_scalar(&real_part(e)?, Scalar::Int(0))?,
-            )?;
-            let d = where_(&mask, &crate::ops::creation::zeros_like(&d)?, &d)?;
-            Some(mul(&g, &conj(&d)?)?)
+            Some(pow_partial_exponent(x, e, ctx.saved(2)?)?.vjp(&g)?)
         } else {
             None
         };
         Ok(smallvec![gx, ge])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let (x, e) = (&ctx.primals[0], &ctx.primals[1]);
+        elementwise_jvp(ctx, |i| {
+            if i == 0 {
+                pow_partial_base(x, e)
+            } else {
+                pow_partial_exponent(x, e, &ctx.outputs[0])
+            }
+        })
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| pow(&a[0], &a[1]))
+    }
+}
+
+/// d(x ** e)/dx = e * x ** (e - 1).
+fn pow_partial_base(x: &Tensor, e: &Tensor) -> Result<Partial> {
+    let d = mul(e, &pow(x, &sub_scalar(e, Scalar::Int(1))?)?)?;
+    // 0 ** 0 has derivative 0 in torch, not e * 0 ** -1.
+    Ok(Partial::Mul(where_(
+        &eq_scalar(e, Scalar::Int(0))?,
+        &crate::ops::creation::zeros_like(&d)?,
+        &d,
+    )?))
+}
+
+/// d(x ** e)/de = result * log(x).
+fn pow_partial_exponent(x: &Tensor, e: &Tensor, result: &Tensor) -> Result<Partial> {
+    let d = mul(result, &log(x)?)?;
+    // x == 0 with e >= 0: the limit is 0 (torch masks the NaN/inf from log(0)).
+    let mask = mul(
+        &eq_scalar(x, Scalar::Int(0))?,
+        &ge_scalar(&real_part(e)?, Scalar::Int(0))?,
+    )?;
+    Ok(Partial::Mul(where_(
+        &mask,
+        &crate::ops::creation::zeros_like(&d)?,
+        &d,
+    )?))
 }
 pub fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Pow, &[a.clone(), b.clone()])
@@ -636,6 +741,23 @@ impl Op for Where {
             None
         };
         Ok(smallvec![None, ga, gb])
+    }
+    /// Linear in the two values: `where(c, ta, tb)`, a zero tangent as a 0-dim zero.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let out = &ctx.outputs[0];
+        if ctx.tangent(1).is_none() && ctx.tangent(2).is_none() {
+            return Ok(smallvec![None]);
+        }
+        let zero = || Tensor::scalar(Scalar::Int(0), out.dtype());
+        let ta = ctx.tangent(1).cloned().unwrap_or_else(zero);
+        let tb = ctx.tangent(2).cloned().unwrap_or_else(zero);
+        Ok(smallvec![Some(fit(
+            where_(&ctx.primals[0], &ta, &tb)?,
+            out
+        )?)])
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |a| where_(&a[0], &a[1], &a[2]))
     }
 }
 pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {

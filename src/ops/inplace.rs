@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::write_into;
 use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
 use crate::ops::unary::Clamp;
-use crate::ops::{build_node, recording, Grads, Op, Outputs, SaveRef, VjpCtx};
+use crate::ops::{build_node, recording, Grads, JvpCtx, Op, Outputs, SaveRef, Tangents, VjpCtx};
 use crate::tensor::{CreationMeta, Tensor};
 
 /// torch's checks before any in-place write (spec §6.2, §6.3, §7.3).
@@ -210,6 +210,13 @@ impl Op for Copy {
         };
         Ok(smallvec::smallvec![gs, ctx.needs(1).then_some(g)])
     }
+    /// The source's tangent, expanded and cast like the value; the old value's is lost.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let t = ctx.tangent(1).cloned();
+        Ok(smallvec::smallvec![t
+            .map(|t| crate::ops::rules::fit(t, &ctx.outputs[0]))
+            .transpose()?])
+    }
 }
 pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
     if src.dtype().is_complex() && !t.dtype().is_complex() {
@@ -254,6 +261,10 @@ impl Op for Fill {
         Ok(smallvec::smallvec![Some(crate::ops::creation::zeros_like(
             &ctx.grad(0)?
         )?)])
+    }
+    /// The result is a constant: a zero tangent.
+    fn jvp(&self, _ctx: &JvpCtx) -> Result<Tangents> {
+        Ok(smallvec::smallvec![None])
     }
 }
 pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {

@@ -7,9 +7,12 @@ use crate::error::{Error, Result};
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::tensor_from;
 use crate::ops::binary::mul;
+use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp};
 use crate::ops::unary::conj;
 use crate::ops::view::{expand, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
+use crate::ops::{
+    apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
+};
 use crate::shape::{broadcast_shapes, Dims};
 use crate::tensor::Tensor;
 
@@ -130,6 +133,12 @@ impl Op for Mm {
         };
         Ok(smallvec![ga, gb])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        bilinear_jvp(ctx, mm)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_front(ctx, |a| matmul(&a[0], &a[1]))
+    }
 }
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Mm, &[a.clone(), b.clone()])
@@ -185,6 +194,12 @@ impl Op for Bmm {
             None
         };
         Ok(smallvec![ga, gb])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        bilinear_jvp(ctx, bmm)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_front(ctx, |a| matmul(&a[0], &a[1]))
     }
 }
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -243,6 +258,19 @@ impl Op for Mv {
         };
         Ok(smallvec![ga, gb])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        bilinear_jvp(ctx, mv)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_front(ctx, |a| {
+            crate::ops::reduce::sum(
+                &mul(&a[0], &unsqueeze(&a[1], -2)?)?,
+                Some(&[-1]),
+                false,
+                None,
+            )
+        })
+    }
 }
 pub fn mv(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Mv, &[a.clone(), b.clone()])
@@ -292,6 +320,14 @@ impl Op for Dot {
             None
         };
         Ok(smallvec![ga, gb])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        bilinear_jvp(ctx, dot)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_front(ctx, |a| {
+            crate::ops::reduce::sum(&mul(&a[0], &a[1])?, Some(&[-1]), false, None)
+        })
     }
 }
 pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -384,6 +420,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// zeros(shape) with `src` scattered along `dim` at `index` (torch's
 /// value_selecting_reduction_backward); its adjoint is `gather`.
+#[derive(Clone)]
 pub struct ScatterIntoZeros {
     pub dim: usize,
     pub shape: Dims,
@@ -407,6 +444,11 @@ impl Op for ScatterIntoZeros {
             Some(gather(&ctx.grad(0)?, self.dim, ctx.saved(0)?)?),
             None
         ])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| {
+            apply1(self.clone(), &[t.clone(), ctx.primals[1].clone()])
+        })
     }
 }
 pub fn scatter_into_zeros(
@@ -451,6 +493,9 @@ impl Op for Gather {
             )?),
             None
         ])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| gather(t, self.dim, &ctx.primals[1]))
     }
 }
 pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {

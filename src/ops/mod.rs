@@ -1,6 +1,9 @@
 //! The `Op` trait and the dispatcher that runs an op's forward and records its node.
 //!
 //! # What a rule receives (cf. torch's derivatives.yaml header)
+//! Every op states three rules (DESIGN.md "An op"); most get them from one statement
+//! through the rule families in [`rules`].
+//!
 //! `Op::vjp` gets a [`VjpCtx`]:
 //! - `grads[j]`: the gradient of forward output `j`, or `None` when nothing flowed into
 //!   it (`ctx.grad(j)` materializes zeros for rules that need a tensor);
@@ -14,14 +17,26 @@
 //! gradients back to the input's shape or cast them to the input's dtype: the engine
 //! does both, in one place. Rules are written with differentiable ops (never detach), so
 //! running them with grad mode on (`create_graph=True`) records higher-order graphs.
+//!
+//! `Op::jvp` gets a [`JvpCtx`]: the primals, the outputs the forward produced, and one
+//! tangent per input (`None`: zero tangent, e.g. a non-differentiable input). It returns
+//! one tangent per output (`None`: zero). Like vjp rules, jvp rules use differentiable
+//! ops only.
+//!
+//! `Op::batch` gets a [`BatchCtx`]: each input with its batch dim (`None`: not batched),
+//! and returns each output with its batch dim (vmap).
 
 pub mod binary;
 pub mod creation;
 pub mod inplace;
 pub mod linalg;
 pub mod reduce;
+pub mod rules;
 pub mod unary;
 pub mod view;
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -35,6 +50,8 @@ use crate::tensor::Tensor;
 
 pub type Outputs = SmallVec<[Tensor; 1]>;
 pub type Grads = SmallVec<[Option<Tensor>; 2]>;
+/// One tangent per output; `None` is a zero tangent.
+pub type Tangents = SmallVec<[Option<Tensor>; 1]>;
 /// Values with their batch dims, as batching rules take and return them.
 pub type Batched = SmallVec<[(Tensor, Option<usize>); 1]>;
 
@@ -72,6 +89,24 @@ impl VjpCtx<'_> {
     }
 }
 
+/// What a forward-mode rule sees (see the module docs).
+pub struct JvpCtx<'a> {
+    pub primals: &'a [Tensor],
+    pub outputs: &'a [Tensor],
+    pub tangents: &'a [Option<Tensor>],
+}
+
+impl JvpCtx<'_> {
+    pub fn tangent(&self, i: usize) -> Option<&Tensor> {
+        self.tangents.get(i).and_then(|t| t.as_ref())
+    }
+}
+
+/// What a batching rule sees: each input with its batch dim (`None`: not batched).
+pub struct BatchCtx<'a> {
+    pub inputs: &'a [(Tensor, Option<usize>)],
+}
+
 /// A value a node shows as `_saved_<name>` (torch's attribute names).
 #[derive(Clone, Debug)]
 pub enum SavedAttr {
@@ -98,8 +133,8 @@ pub trait Op: Send + Sync + 'static {
     }
     /// Reverse-mode rule; see the module docs for its contract.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads>;
-    /// Forward-mode rule (forward-AD issue).
-    fn jvp(&self, _primals: &[Tensor], _tangents: &[Option<Tensor>]) -> Result<Outputs> {
+    /// Forward-mode rule; see the module docs for its contract.
+    fn jvp(&self, _ctx: &JvpCtx) -> Result<Tangents> {
         let short = self
             .name()
             .trim_end_matches(char::is_numeric)
@@ -109,13 +144,15 @@ pub trait Op: Send + Sync + 'static {
             short.to_lowercase()
         )))
     }
-    /// Batching rule (vmap issue): values with their batch dims.
-    fn vmap(&self, _inputs: &[(Tensor, Option<usize>)]) -> Result<Batched> {
-        Err(Error::not_implemented(format!(
-            "Batching rule not implemented for {}",
-            self.name()
-        )))
+    /// Batching rule (vmap): values with their batch dims.
+    fn batch(&self, _ctx: &BatchCtx) -> Result<Batched> {
+        Err(no_batch_rule(self.name()))
     }
+}
+
+/// The typed error for a missing batching rule.
+pub fn no_batch_rule(name: &str) -> Error {
+    Error::not_implemented(format!("Batching rule not implemented for {name}"))
 }
 
 /// Run `op` and, when grad mode is on and an input requires grad, record its node.

@@ -8,8 +8,12 @@ use crate::kernels::reduce::{reduce_rows, reduced_shape};
 use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
 use crate::kernels::tensor_from;
 use crate::ops::binary::{div, div_scalar, mul};
+use crate::ops::rules::{linear_jvp, logical_rank, to_front};
 use crate::ops::view::{expand, reshape, unsqueeze};
-use crate::ops::{apply, apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
+use crate::ops::{
+    apply, apply1, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef,
+    SavedAttr, Tangents, VjpCtx,
+};
 use crate::shape::{reduction_dims, Dims};
 use crate::tensor::Tensor;
 
@@ -72,6 +76,7 @@ fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
 }
 
 /// sum / mean. `full` distinguishes torch's overloads (SumBackward0 vs SumBackward1).
+#[derive(Clone)]
 pub struct Sum {
     pub dims: Dims,
     pub keepdim: bool,
@@ -136,6 +141,24 @@ impl Op for Sum {
             g = div_scalar(&g, Scalar::Int(count as i64))?;
         }
         Ok(smallvec![Some(g)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| apply1(self.clone(), std::slice::from_ref(t)))
+    }
+    /// Reduction family: the batch dim goes to the front, the reduced dims shift by one.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        if b.is_none() {
+            return Ok(smallvec![(
+                apply1(self.clone(), std::slice::from_ref(x))?,
+                None
+            )]);
+        }
+        let op = Sum {
+            dims: self.dims.iter().map(|&d| d + 1).collect(),
+            ..self.clone()
+        };
+        Ok(smallvec![(apply1(op, &[to_front(x, *b)?])?, Some(0))])
     }
 }
 
@@ -271,6 +294,15 @@ impl Op for ExtremeAll {
         let g = div(&ctx.grad(0)?, &count)?;
         Ok(smallvec![Some(mul(&mask, &g)?)])
     }
+    /// The mean of the tangent over the tied extrema (the transpose of the vjp).
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let (x, r) = (&ctx.primals[0], &ctx.outputs[0]);
+        linear_jvp(ctx, |t| {
+            let mask = crate::ops::binary::compare(x, r, crate::ops::binary::Cmp::Eq)?;
+            let count = sum(&mask, None, false, None)?;
+            div(&sum(&mul(t, &mask)?, None, false, None)?, &count)
+        })
+    }
 }
 
 /// max(dim)/min(dim) returning (values, indices) (MaxBackward0 / MinBackward0).
@@ -336,6 +368,42 @@ impl Op for ExtremeDim {
         Ok(smallvec![Some(crate::ops::linalg::scatter_into_zeros(
             &g, self.dim, &idx, shape
         )?)])
+    }
+    /// The tangent at the chosen indices; the indices have none.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let Some(t) = ctx.tangent(0) else {
+            return Ok(smallvec![None, None]);
+        };
+        if t.dim() == 0 {
+            return Ok(smallvec![Some(t.clone()), None]);
+        }
+        let idx = &ctx.outputs[1];
+        let idx = if self.keepdim {
+            idx.clone()
+        } else {
+            unsqueeze(idx, self.dim as i64)?
+        };
+        let mut v = crate::ops::linalg::gather(t, self.dim, &idx)?;
+        if !self.keepdim {
+            v = crate::ops::view::squeeze(&v, Some(&[self.dim as i64]))?;
+        }
+        Ok(smallvec![Some(v), None])
+    }
+    /// Reduction family: the batch dim goes to the front, the reduced dim shifts by one.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        if b.is_some() && logical_rank(x, *b) == 0 {
+            return Err(no_batch_rule(self.name()));
+        }
+        let shift = usize::from(b.is_some());
+        let op = ExtremeDim {
+            which: self.which,
+            dim: self.dim + shift,
+            keepdim: self.keepdim,
+        };
+        let bdim = b.map(|_| 0);
+        let out = apply(op, &[to_front(x, *b)?])?;
+        Ok(out.into_iter().map(|o| (o, bdim)).collect())
     }
 }
 

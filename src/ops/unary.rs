@@ -12,8 +12,11 @@ use crate::error::Result;
 use crate::kernels::elementwise::{map, map_float};
 use crate::kernels::traits::{Float, Real};
 use crate::kernels::vmath::Unary;
-use crate::ops::binary::{div, mul, mul_scalar, sub_scalar_rev};
-use crate::ops::{apply1, Grads, Op, Outputs, SaveRef, SavedAttr, VjpCtx};
+use crate::ops::binary::{mul, mul_scalar, sub_scalar_rev};
+use crate::ops::rules::{batch_unary, elementwise_jvp, linear_jvp, Partial};
+use crate::ops::{
+    apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
+};
 use crate::tensor::Tensor;
 
 /// Integer and bool inputs of floating ops compute in the default float dtype.
@@ -25,10 +28,15 @@ fn float_input(x: &Tensor) -> Tensor {
     }
 }
 
+/// One elementwise float op from its derivative, stated once as a [`Partial`] of the
+/// saved value `v` (the input or the result, per `save`): vjp, jvp and batching follow.
 macro_rules! float_unary_op {
-    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, $vmath:ident, save: $save:expr, vjp: |$ctx:ident| $vjp:expr) => {
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, $vmath:ident, save: $save:expr, d: |$v:ident| $d:expr) => {
         $(#[$doc])*
         pub struct $ty;
+        impl $ty {
+            fn partial($v: &Tensor) -> Result<Partial> { Ok($d) }
+        }
         impl Op for $ty {
             fn name(&self) -> &'static str { $name }
             fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
@@ -40,40 +48,41 @@ macro_rules! float_unary_op {
                 let name = if matches!($save, SaveRef::Output(_)) { "result" } else { "self" };
                 vec![(name, SavedAttr::Slot(0))]
             }
-            fn vjp(&self, $ctx: &VjpCtx) -> Result<Grads> { Ok(smallvec![Some($vjp)]) }
+            fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+                Ok(smallvec![Some(Self::partial(ctx.saved(0)?)?.vjp(&ctx.grad(0)?)?)])
+            }
+            fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+                let v = match $save {
+                    SaveRef::Output(j) => &ctx.outputs[j],
+                    SaveRef::Input(i) => &ctx.primals[i],
+                };
+                elementwise_jvp(ctx, |_| Self::partial(v))
+            }
+            fn batch(&self, ctx: &BatchCtx) -> Result<Batched> { batch_unary(ctx, $fn_name) }
         }
         pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, std::slice::from_ref(x)) }
     };
 }
 
 float_unary_op!(Exp, exp, "ExpBackward0", exp_, Exp, save: SaveRef::Output(0),
-    vjp: |ctx| mul(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
+    d: |y| Partial::Mul(y.clone()));
 float_unary_op!(Log, log, "LogBackward0", ln_, Log, save: SaveRef::Input(0),
-    vjp: |ctx| div(&ctx.grad(0)?, &conj(ctx.saved(0)?)?)?);
+    d: |x| Partial::Div(x.clone()));
 float_unary_op!(Sin, sin, "SinBackward0", sin_, Sin, save: SaveRef::Input(0),
-    vjp: |ctx| mul(&ctx.grad(0)?, &conj(&cos(ctx.saved(0)?)?)?)?);
+    d: |x| Partial::Mul(cos(x)?));
 float_unary_op!(Cos, cos, "CosBackward0", cos_, Cos, save: SaveRef::Input(0),
-    vjp: |ctx| mul(&ctx.grad(0)?, &neg(&conj(&sin(ctx.saved(0)?)?)?)?)?);
+    d: |x| Partial::Mul(neg(&sin(x)?)?));
 float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, Tanh, save: SaveRef::Output(0),
-vjp: |ctx| {
-    let y = conj(ctx.saved(0)?)?;
-    mul(&ctx.grad(0)?, &sub_scalar_rev(Scalar::Int(1), &mul(&y, &y)?)?)?
-});
+    d: |y| Partial::Mul(sub_scalar_rev(Scalar::Int(1), &mul(y, y)?)?));
 float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, Sigmoid, save: SaveRef::Output(0),
-vjp: |ctx| {
-    let y = conj(ctx.saved(0)?)?;
-    mul(&ctx.grad(0)?, &mul(&y, &sub_scalar_rev(Scalar::Int(1), &y)?)?)?
-});
+    d: |y| Partial::Mul(mul(y, &sub_scalar_rev(Scalar::Int(1), y)?)?));
 float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, Sqrt, save: SaveRef::Output(0),
-    vjp: |ctx| div(&ctx.grad(0)?, &mul_scalar(&conj(ctx.saved(0)?)?, Scalar::Int(2))?)?);
+    d: |y| Partial::Div(mul_scalar(y, Scalar::Int(2))?));
 
 float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
 Reciprocal, reciprocal, "ReciprocalBackward0", recip_, Reciprocal, save: SaveRef::Output(0),
-vjp: |ctx| {
-    let r = conj(ctx.saved(0)?)?;
-    neg(&mul(&ctx.grad(0)?, &mul(&r, &r)?)?)?
-});
+    d: |r| Partial::Mul(neg(&mul(r, r)?)?));
 
 pub struct Neg;
 impl Op for Neg {
@@ -91,6 +100,12 @@ impl Op for Neg {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(neg(&ctx.grad(0)?)?)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, neg)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, neg)
     }
 }
 pub fn neg(x: &Tensor) -> Result<Tensor> {
@@ -121,9 +136,23 @@ impl Op for Relu {
         vec![("result", SavedAttr::Slot(0))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        let mask = crate::ops::binary::gt_scalar(ctx.saved(0)?, Scalar::Int(0))?;
-        Ok(smallvec![Some(mul(&ctx.grad(0)?, &mask)?)])
+        Ok(smallvec![Some(
+            relu_partial(ctx.saved(0)?)?.vjp(&ctx.grad(0)?)?
+        )])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        elementwise_jvp(ctx, |_| relu_partial(&ctx.outputs[0]))
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, relu)
+    }
+}
+/// The derivative is the mask `result > 0` (a bool tensor: conj leaves it alone).
+fn relu_partial(result: &Tensor) -> Result<Partial> {
+    Ok(Partial::Mul(crate::ops::binary::gt_scalar(
+        result,
+        Scalar::Int(0),
+    )?))
 }
 pub fn relu(x: &Tensor) -> Result<Tensor> {
     apply1(Relu, std::slice::from_ref(x))
@@ -153,6 +182,13 @@ impl Op for Abs {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(mul(&ctx.grad(0)?, &sgn(ctx.saved(0)?)?)?)])
+    }
+    /// `Re(t * conj(sgn(x)))`: the transpose of `grad * sgn(x)` (the result is real).
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| real(&mul(t, &conj(&sgn(&ctx.primals[0])?)?)?))
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, abs)
     }
 }
 pub fn abs(x: &Tensor) -> Result<Tensor> {
@@ -204,6 +240,18 @@ impl Op for Sgn {
             &ctx.grad(0)?
         )?)])
     }
+    /// Zero for real inputs (the transpose of the vjp); complex as the vjp.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        if ctx.primals[0].dtype().is_complex() {
+            return Err(crate::error::Error::not_implemented(
+                "the derivative of sgn for complex inputs is not implemented",
+            ));
+        }
+        linear_jvp(ctx, crate::ops::creation::zeros_like)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, sgn)
+    }
 }
 pub fn sgn(x: &Tensor) -> Result<Tensor> {
     apply1(Sgn, std::slice::from_ref(x))
@@ -223,6 +271,12 @@ impl Op for Conj {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(conj(&ctx.grad(0)?)?)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, conj)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, conj)
     }
 }
 pub fn conj(x: &Tensor) -> Result<Tensor> {
@@ -250,6 +304,12 @@ impl Op for Real_ {
         let g = ctx.grad(0)?;
         Ok(smallvec![Some(to_dtype(&g, ctx.inputs[0].dtype)?)])
     }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, real)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, real)
+    }
 }
 pub fn real(x: &Tensor) -> Result<Tensor> {
     if !x.dtype().is_complex() {
@@ -269,6 +329,12 @@ impl Op for Clone_ {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(ctx.grad(0)?)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, clone)
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, clone)
     }
 }
 /// A new contiguous tensor with the same values (and history, when recording).
@@ -297,6 +363,12 @@ impl Op for ToCopy {
             g
         };
         Ok(smallvec![Some(g)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| crate::ops::rules::fit(t.clone(), &ctx.outputs[0]))
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, |x| to_dtype(x, self.dtype))
     }
 }
 pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
@@ -346,7 +418,25 @@ impl Op for Clamp {
         smallvec![Some(SaveRef::Input(0))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        let x = ctx.saved(0)?;
+        let g = ctx.grad(0)?;
+        Ok(smallvec![Some(match self.partial(ctx.saved(0)?)? {
+            Some(d) => d.vjp(&g)?,
+            None => g,
+        })])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        match self.partial(&ctx.primals[0])? {
+            Some(d) => elementwise_jvp(ctx, |_| Ok(d.clone())),
+            None => linear_jvp(ctx, |t| Ok(t.clone())),
+        }
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_unary(ctx, |x| clamp(x, self.min, self.max))
+    }
+}
+impl Clamp {
+    /// The mask `min <= x <= max` (None: no bound, the derivative is 1).
+    fn partial(&self, x: &Tensor) -> Result<Option<Partial>> {
         let mut mask: Option<Tensor> = None;
         if let Some(lo) = self.min {
             mask = Some(crate::ops::binary::ge_scalar(x, lo)?);
@@ -358,11 +448,7 @@ impl Op for Clamp {
                 None => m,
             });
         }
-        let g = ctx.grad(0)?;
-        Ok(smallvec![Some(match mask {
-            Some(m) => mul(&g, &m)?,
-            None => g,
-        })])
+        Ok(mask.map(Partial::Mul))
     }
 }
 pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
@@ -385,6 +471,10 @@ impl Op for UndefinedGrad {
     fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![None])
     }
+    /// The transpose of a vjp that sends nothing: a zero tangent.
+    fn jvp(&self, _ctx: &JvpCtx) -> Result<Tangents> {
+        Ok(smallvec![None])
+    }
 }
 pub fn undefined_grad(x: &Tensor) -> Result<Tensor> {
     apply1(UndefinedGrad, std::slice::from_ref(x))
@@ -404,6 +494,9 @@ impl Op for ErrorNode {
         Ok(smallvec![inputs[0].alias_detached()])
     }
     fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
+        Err(crate::error::Error::runtime(self.message.clone()))
+    }
+    fn jvp(&self, _ctx: &JvpCtx) -> Result<Tangents> {
         Err(crate::error::Error::runtime(self.message.clone()))
     }
 }

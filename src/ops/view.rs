@@ -7,7 +7,10 @@ use smallvec::{smallvec, SmallVec};
 use crate::autograd::grad_mode;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::ops::{apply, apply1, Grads, Op, Outputs, VjpCtx};
+use crate::ops::rules::{linear_jvp, to_front};
+use crate::ops::{
+    apply, apply1, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx,
+};
 use crate::shape::{infer_size, wrap_dim, Dims};
 use crate::tensor::{CreationMeta, Tensor};
 
@@ -74,6 +77,59 @@ impl ViewKind {
             ViewKind::Alias => l.clone(),
         })
     }
+
+    /// View family batching: the same view of every example of a value whose batch dim
+    /// (of size `batch`) is in front, i.e. this view with its dims shifted by one.
+    /// `shape` is one example's shape. None where no such view exists (as_strided).
+    pub fn batched(&self, shape: &[usize], batch: usize) -> Result<Option<ViewKind>> {
+        let n = shape.len();
+        let shift = |d: i64| -> Result<i64> { Ok(wrap_dim(d, n)? as i64 + 1) };
+        let with_batch =
+            |s: &[usize]| -> Dims { std::iter::once(batch).chain(s.iter().copied()).collect() };
+        Ok(Some(match self {
+            ViewKind::View(s) => ViewKind::View(with_batch(s)),
+            ViewKind::Expand(s) => ViewKind::Expand(with_batch(s)),
+            ViewKind::Permute(d) => ViewKind::Permute(
+                std::iter::once(Ok(0))
+                    .chain(d.iter().map(|&d| shift(d)))
+                    .collect::<Result<_>>()?,
+            ),
+            ViewKind::Transpose(a, b) if wrap_dim(*a, n)? == wrap_dim(*b, n)? => {
+                ViewKind::Transpose(0, 0)
+            }
+            ViewKind::Transpose(a, b) => ViewKind::Transpose(shift(*a)?, shift(*b)?),
+            ViewKind::Squeeze(d) => {
+                let dims: Dims = match d {
+                    Some(d) => d.clone(),
+                    None => (0..n).filter(|&i| shape[i] == 1).collect(),
+                };
+                ViewKind::Squeeze(Some(dims.iter().map(|&d| d + 1).collect()))
+            }
+            ViewKind::Unsqueeze(d) => ViewKind::Unsqueeze(wrap_dim(*d, n + 1)? as i64 + 1),
+            ViewKind::Slice {
+                dim,
+                start,
+                end,
+                step,
+            } => ViewKind::Slice {
+                dim: dim + 1,
+                start: *start,
+                end: *end,
+                step: *step,
+            },
+            ViewKind::Select { dim, index } => ViewKind::Select {
+                dim: shift(*dim)?,
+                index: *index,
+            },
+            ViewKind::Diagonal { offset, dim1, dim2 } => ViewKind::Diagonal {
+                offset: *offset,
+                dim1: shift(*dim1)?,
+                dim2: shift(*dim2)?,
+            },
+            ViewKind::AsStrided { .. } => return Ok(None),
+            ViewKind::Alias => ViewKind::Alias,
+        }))
+    }
 }
 
 /// How a new view is tagged (spec §6.3): decides later in-place checks.
@@ -89,6 +145,7 @@ fn creation_meta(x: &Tensor, multi: Option<(&'static str, usize)>) -> CreationMe
     }
 }
 
+#[derive(Clone)]
 pub struct ViewOp {
     pub name: &'static str,
     pub kind: ViewKind,
@@ -113,6 +170,49 @@ impl Op for ViewOp {
         let input = Layout::contiguous(&ctx.inputs[0].shape);
         let from = self.kind.apply(&input)?;
         Ok(smallvec![Some(restride(&g, from, input)?)])
+    }
+    /// Linear family: the same view of the tangent (made contiguous, the geometry the
+    /// vjp assumes).
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| apply1(self.clone(), &[contiguous(t)?]))
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        let Some(bd) = *b else {
+            return Ok(smallvec![(
+                apply1(self.clone(), std::slice::from_ref(x))?,
+                None
+            )]);
+        };
+        let example = &x.shape()[..];
+        let example: Dims = example
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != bd)
+            .map(|(_, &s)| s)
+            .collect();
+        let Some(kind) = self.kind.batched(&example, x.shape()[bd])? else {
+            return Err(no_batch_rule(self.name));
+        };
+        let mut x = to_front(x, *b)?;
+        if let ViewKind::Expand(shape) = &kind {
+            // New leading dims go after the batch dim, not before it.
+            while x.dim() < shape.len() {
+                x = unsqueeze(&x, 1)?;
+            }
+        }
+        let out = match kind {
+            // The batch dim in front may make the value non-viewable: reshape copies then.
+            ViewKind::View(shape) => reshape(&x, &shape)?,
+            kind => apply1(
+                ViewOp {
+                    kind,
+                    ..self.clone()
+                },
+                &[x],
+            )?,
+        };
+        Ok(smallvec![(out, Some(0))])
     }
 }
 
@@ -149,6 +249,9 @@ impl Op for Restride {
             self.to.clone(),
             self.from.clone()
         )?)])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        linear_jvp(ctx, |t| restride(t, self.from.clone(), self.to.clone()))
     }
 }
 pub fn restride(x: &Tensor, from: Layout, to: Layout) -> Result<Tensor> {
@@ -382,6 +485,11 @@ impl Op for AsStrided {
             base
         )?)])
     }
+    /// The tangent read at this view's positions (the transpose of the vjp).
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let base = Layout::contiguous(&ctx.primals[0].shape());
+        linear_jvp(ctx, |t| restride(t, base, self.layout.clone()))
+    }
 }
 
 pub fn alias(x: &Tensor) -> Result<Tensor> {
@@ -398,6 +506,7 @@ pub fn contiguous(x: &Tensor) -> Result<Tensor> {
 // ---------------------------------------------------------------- multi-output views
 
 /// unbind / split / chunk: several views along one dim (piece = (start, len)).
+#[derive(Clone)]
 pub struct MultiView {
     pub name: &'static str,
     pub dim: usize,
@@ -466,6 +575,27 @@ impl Op for MultiView {
             None => Tensor::zeros(&ctx.inputs[0].shape, ctx.inputs[0].dtype)?,
         };
         Ok(smallvec![Some(total)])
+    }
+    /// Linear family: the same pieces of the tangent.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        match ctx.tangent(0) {
+            Some(t) => Ok(apply(self.clone(), &[contiguous(t)?])?
+                .into_iter()
+                .map(Some)
+                .collect()),
+            None => Ok(self.pieces.iter().map(|_| None).collect()),
+        }
+    }
+    /// View family: the pieces are cut along the shifted dim.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        let op = MultiView {
+            dim: self.dim + usize::from(b.is_some()),
+            ..self.clone()
+        };
+        let bdim = b.map(|_| 0);
+        let out = apply(op, &[to_front(x, *b)?])?;
+        Ok(out.into_iter().map(|o| (o, bdim)).collect())
     }
 }
 

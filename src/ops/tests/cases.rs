@@ -1,0 +1,486 @@
+//! One entry per op: how to build it and random inputs for it, in a given dtype
+//! (float64 or complex128; index and condition inputs keep their own dtypes).
+
+use crate::dtype::{DType, Scalar};
+use crate::layout::Layout;
+use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
+use crate::ops::inplace::{Copy, Fill};
+use crate::ops::linalg::{Bmm, Dot, Gather, Mm, Mv, ScatterIntoZeros};
+use crate::ops::reduce::{Extreme, ExtremeAll, ExtremeDim, Sum};
+use crate::ops::unary::*;
+use crate::ops::view::{AsStrided, MultiView, Restride, ViewKind, ViewOp};
+use crate::ops::Op;
+use crate::tensor::Tensor;
+
+pub struct Case {
+    pub name: &'static str,
+    /// Whether the op is also checked in complex128.
+    pub complex: bool,
+    pub op: fn(DType) -> Box<dyn Op>,
+    pub inputs: fn(DType) -> Vec<Tensor>,
+}
+
+fn randn(shape: &[usize], dtype: DType) -> Tensor {
+    crate::ops::creation::randn(shape, dtype).unwrap()
+}
+
+/// Away from zero and (complex) from the negative real axis: log, sqrt, 1/x, division.
+fn positive(shape: &[usize], dtype: DType) -> Tensor {
+    let x = randn(shape, dtype);
+    if dtype.is_complex() {
+        crate::ops::binary::add_scalar(&x, Scalar::Float(2.0)).unwrap()
+    } else {
+        crate::ops::binary::add_scalar(&abs(&x).unwrap(), Scalar::Float(0.5)).unwrap()
+    }
+}
+
+fn index(values: Vec<i64>, shape: &[usize]) -> Tensor {
+    Tensor::from_vec(values, shape).unwrap()
+}
+
+fn condition(shape: &[usize]) -> Tensor {
+    crate::ops::binary::gt_scalar(&randn(shape, DType::F64), Scalar::Int(0)).unwrap()
+}
+
+/// A scalar operand of the dtype's kind (complex ones check the conjugations).
+fn scalar(re: f64, im: f64, dtype: DType) -> Scalar {
+    if dtype.is_complex() {
+        Scalar::Complex(num_complex::Complex64::new(re, im))
+    } else {
+        Scalar::Float(re)
+    }
+}
+
+fn view(name: &'static str, kind: ViewKind, tracked_view: bool) -> Box<dyn Op> {
+    Box::new(ViewOp {
+        name,
+        kind,
+        tracked_view,
+    })
+}
+
+fn sum(dims: &[usize], keepdim: bool, mean: bool) -> Box<dyn Op> {
+    Box::new(Sum {
+        dims: dims.into(),
+        keepdim,
+        dtype: None,
+        full: false,
+        mean,
+    })
+}
+
+fn c(
+    name: &'static str,
+    complex: bool,
+    op: fn(DType) -> Box<dyn Op>,
+    inputs: fn(DType) -> Vec<Tensor>,
+) -> Case {
+    Case {
+        name,
+        complex,
+        op,
+        inputs,
+    }
+}
+
+fn one(d: DType) -> Vec<Tensor> {
+    vec![randn(&[3, 4], d)]
+}
+fn one_positive(d: DType) -> Vec<Tensor> {
+    vec![positive(&[3, 4], d)]
+}
+/// A [3, 4] and a [4] operand: every broadcasting op is checked broadcasting.
+fn two(d: DType) -> Vec<Tensor> {
+    vec![randn(&[3, 4], d), randn(&[4], d)]
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        c("exp", true, |_| Box::new(Exp), one),
+        c("log", true, |_| Box::new(Log), one_positive),
+        c("sin", true, |_| Box::new(Sin), one),
+        c("cos", true, |_| Box::new(Cos), one),
+        c("tanh", true, |_| Box::new(Tanh), one),
+        c("sigmoid", true, |_| Box::new(Sigmoid), one),
+        c("sqrt", true, |_| Box::new(Sqrt), one_positive),
+        c("reciprocal", true, |_| Box::new(Reciprocal), one_positive),
+        c("neg", true, |_| Box::new(Neg), one),
+        c("relu", false, |_| Box::new(Relu), one),
+        c("abs", true, |_| Box::new(Abs), one),
+        c("sgn", false, |_| Box::new(Sgn), one),
+        c("conj", true, |_| Box::new(Conj), one),
+        c("real", true, |_| Box::new(Real_), one),
+        c("clone", true, |_| Box::new(Clone_), one),
+        c(
+            "to_dtype",
+            true,
+            // real -> complex and complex -> real
+            |d| {
+                Box::new(ToCopy {
+                    dtype: if d.is_complex() {
+                        DType::F64
+                    } else {
+                        DType::C128
+                    },
+                })
+            },
+            one,
+        ),
+        c(
+            "clamp",
+            false,
+            |_| {
+                Box::new(Clamp {
+                    min: Some(Scalar::Float(-0.5)),
+                    max: Some(Scalar::Float(0.7)),
+                })
+            },
+            one,
+        ),
+        c("undefined_grad", true, |_| Box::new(UndefinedGrad), one),
+        c(
+            "add",
+            true,
+            |d| {
+                Box::new(Add {
+                    alpha: scalar(-1.5, 0.5, d),
+                })
+            },
+            two,
+        ),
+        c(
+            "sub",
+            true,
+            |d| {
+                Box::new(Sub {
+                    alpha: scalar(2.0, -1.0, d),
+                })
+            },
+            two,
+        ),
+        c(
+            "rsub",
+            true,
+            |d| {
+                Box::new(ScalarOp {
+                    kind: ScalarOpKind::Rsub,
+                    scalar: scalar(2.0, 1.0, d),
+                })
+            },
+            one,
+        ),
+        c(
+            "pow_scalar",
+            true,
+            |d| {
+                Box::new(ScalarOp {
+                    kind: ScalarOpKind::Pow,
+                    scalar: scalar(2.5, 0.5, d),
+                })
+            },
+            one_positive,
+        ),
+        c(
+            "pow_scalar_zero",
+            true,
+            |_| {
+                Box::new(ScalarOp {
+                    kind: ScalarOpKind::Pow,
+                    scalar: Scalar::Int(0),
+                })
+            },
+            one,
+        ),
+        c(
+            "rpow_scalar",
+            true,
+            |d| {
+                Box::new(ScalarOp {
+                    kind: ScalarOpKind::RPow,
+                    scalar: scalar(1.7, -0.3, d),
+                })
+            },
+            one,
+        ),
+        c("mul", true, |_| Box::new(Mul), two),
+        c(
+            "div",
+            true,
+            |_| Box::new(Div),
+            |d| vec![randn(&[3, 4], d), positive(&[4], d)],
+        ),
+        c(
+            "pow",
+            true,
+            |_| Box::new(Pow),
+            |d| vec![positive(&[3, 4], d), randn(&[4], d)],
+        ),
+        c(
+            "where",
+            true,
+            |_| Box::new(Where),
+            |d| vec![condition(&[3, 4]), randn(&[3, 4], d), randn(&[4], d)],
+        ),
+        c("sum_dim", true, |_| sum(&[1], false, false), one),
+        c("sum_all", true, |_| sum(&[0, 1], false, false), one),
+        c("mean_keepdim", true, |_| sum(&[0], true, true), one),
+        c(
+            "max_all",
+            false,
+            |_| {
+                Box::new(ExtremeAll {
+                    which: Extreme::Max,
+                })
+            },
+            one,
+        ),
+        c(
+            "min_dim",
+            false,
+            |_| {
+                Box::new(ExtremeDim {
+                    which: Extreme::Min,
+                    dim: 1,
+                    keepdim: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "max_dim_keepdim",
+            false,
+            |_| {
+                Box::new(ExtremeDim {
+                    which: Extreme::Max,
+                    dim: 0,
+                    keepdim: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "view",
+            true,
+            |_| view("ViewBackward0", ViewKind::View((&[2, 6][..]).into()), true),
+            one,
+        ),
+        c(
+            "unsafe_view",
+            true,
+            |_| {
+                view(
+                    "UnsafeViewBackward0",
+                    ViewKind::View((&[12][..]).into()),
+                    false,
+                )
+            },
+            one,
+        ),
+        c(
+            "permute",
+            true,
+            |_| {
+                view(
+                    "PermuteBackward0",
+                    ViewKind::Permute((&[1, -1, 0][..]).into()),
+                    true,
+                )
+            },
+            |d| vec![randn(&[2, 3, 4], d)],
+        ),
+        c(
+            "transpose",
+            true,
+            |_| view("TransposeBackward0", ViewKind::Transpose(0, -1), true),
+            one,
+        ),
+        c(
+            "expand",
+            true,
+            |_| {
+                view(
+                    "ExpandBackward0",
+                    ViewKind::Expand((&[2, 3, 4][..]).into()),
+                    true,
+                )
+            },
+            |d| vec![randn(&[3, 1], d)],
+        ),
+        c(
+            "squeeze_all",
+            true,
+            |_| view("SqueezeBackward0", ViewKind::Squeeze(None), true),
+            |d| vec![randn(&[3, 1, 4], d)],
+        ),
+        c(
+            "unsqueeze",
+            true,
+            |_| view("UnsqueezeBackward0", ViewKind::Unsqueeze(-1), true),
+            one,
+        ),
+        c(
+            "slice",
+            true,
+            |_| {
+                let kind = ViewKind::Slice {
+                    dim: 1,
+                    start: 1,
+                    end: 4,
+                    step: 2,
+                };
+                view("SliceBackward0", kind, true)
+            },
+            one,
+        ),
+        c(
+            "select",
+            true,
+            |_| {
+                let kind = ViewKind::Select { dim: -2, index: 1 };
+                view("SelectBackward0", kind, true)
+            },
+            one,
+        ),
+        c(
+            "diagonal",
+            true,
+            |_| {
+                let kind = ViewKind::Diagonal {
+                    offset: 1,
+                    dim1: 0,
+                    dim2: 1,
+                };
+                view("DiagonalBackward0", kind, true)
+            },
+            one,
+        ),
+        c(
+            "as_strided_view",
+            true,
+            |_| {
+                let kind = ViewKind::AsStrided {
+                    size: (&[2, 2][..]).into(),
+                    stride: (&[1, 4][..]).into(),
+                    offset: 1,
+                };
+                view("AsStridedBackward0", kind, true)
+            },
+            one,
+        ),
+        c(
+            "alias",
+            true,
+            |_| view("AliasBackward0", ViewKind::Alias, true),
+            one,
+        ),
+        c(
+            "restride",
+            true,
+            |_| {
+                Box::new(Restride {
+                    from: Layout::contiguous(&[3, 4]),
+                    to: Layout::contiguous(&[4, 3]).transpose(0, 1).unwrap(),
+                })
+            },
+            one,
+        ),
+        c(
+            "as_strided",
+            true,
+            |_| {
+                Box::new(AsStrided {
+                    layout: Layout {
+                        shape: (&[2, 3][..]).into(),
+                        strides: (&[4, 1][..]).into(),
+                        offset: 1,
+                    },
+                })
+            },
+            one,
+        ),
+        c(
+            "split",
+            true,
+            |_| {
+                Box::new(MultiView {
+                    name: "SplitBackward0",
+                    dim: 1,
+                    pieces: vec![(0, 3), (3, 1)],
+                    squeeze: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "unbind",
+            true,
+            |_| {
+                Box::new(MultiView {
+                    name: "UnbindBackward0",
+                    dim: 0,
+                    pieces: vec![(0, 1), (1, 1), (2, 1)],
+                    squeeze: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "mm",
+            true,
+            |_| Box::new(Mm),
+            |d| vec![randn(&[3, 4], d), randn(&[4, 2], d)],
+        ),
+        c(
+            "bmm",
+            true,
+            |_| Box::new(Bmm),
+            |d| vec![randn(&[2, 3, 4], d), randn(&[2, 4, 5], d)],
+        ),
+        c(
+            "mv",
+            true,
+            |_| Box::new(Mv),
+            |d| vec![randn(&[3, 4], d), randn(&[4], d)],
+        ),
+        c(
+            "dot",
+            true,
+            |_| Box::new(Dot),
+            |d| vec![randn(&[4], d), randn(&[4], d)],
+        ),
+        c(
+            "scatter_into_zeros",
+            true,
+            |_| {
+                Box::new(ScatterIntoZeros {
+                    dim: 1,
+                    shape: (&[3, 5][..]).into(),
+                })
+            },
+            |d| vec![randn(&[3, 2], d), index(vec![4, 0, 2, 2, 1, 3], &[3, 2])],
+        ),
+        c(
+            "gather",
+            true,
+            |_| Box::new(Gather { dim: 1 }),
+            |d| vec![randn(&[3, 5], d), index(vec![4, 0, 2, 2, 1, 4], &[3, 2])],
+        ),
+        c(
+            "copy_",
+            true,
+            |_| Box::new(Copy),
+            |d| vec![randn(&[3, 4], DType::F64), randn(&[4], d)],
+        ),
+        c(
+            "fill_",
+            true,
+            |_| {
+                Box::new(Fill {
+                    value: Scalar::Float(1.5),
+                    zero: false,
+                })
+            },
+            one,
+        ),
+    ]
+}
