@@ -11,6 +11,7 @@ pub mod functions;
 pub mod gc;
 pub mod hooks;
 pub mod memory;
+pub mod op_table;
 pub mod tensor;
 pub mod threads;
 
@@ -22,6 +23,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_panic_hook();
     m.add_function(wrap_pyfunction!(errors::_test_panic, m)?)?;
     m.add_class::<tensor::PyTensor>()?;
+    op_table::register_all(m)?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<device::PyDevice>()?;

@@ -131,7 +131,12 @@ fn binop(
     }
 }
 
-fn cmp_op(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, cmp: Cmp) -> PyResult<Py<PyAny>> {
+pub(crate) fn cmp_op(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    cmp: Cmp,
+) -> PyResult<Py<PyAny>> {
     match as_operand(other) {
         Some(Operand::T(b)) => to_py(py, run(|| bin::compare(a, &b, cmp))?),
         Some(Operand::S(s)) => to_py(py, run(|| bin::compare_scalar(a, s, cmp))?),
@@ -139,7 +144,7 @@ fn cmp_op(py: Python<'_>, a: &Tensor, other: &Bound<'_, PyAny>, cmp: Cmp) -> PyR
     }
 }
 
-fn expect_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
+pub(crate) fn expect_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
     as_operand(other).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "{op}(): argument 'other' must be Tensor or Number, not {}",
@@ -152,28 +157,14 @@ fn expect_operand(other: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
     })
 }
 
-fn alpha_of(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
+pub(crate) fn alpha_of(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Scalar> {
     match alpha {
         None => Ok(Scalar::Int(1)),
         Some(a) => as_scalar(a).ok_or_else(|| PyTypeError::new_err("alpha must be a Number")),
     }
 }
 
-pub fn add_any(a: &Tensor, other: &Bound<'_, PyAny>, alpha: Scalar) -> PyResult<Tensor> {
-    match expect_operand(other, "add")? {
-        Operand::T(b) => run(|| bin::add_alpha(a, &b, alpha)),
-        Operand::S(s) => run(|| bin::add_scalar(a, mul_scalars(s, alpha))),
-    }
-}
-
-pub fn sub_any(a: &Tensor, other: &Bound<'_, PyAny>, alpha: Scalar) -> PyResult<Tensor> {
-    match expect_operand(other, "sub")? {
-        Operand::T(b) => run(|| bin::sub(a, &b, alpha)),
-        Operand::S(s) => run(|| bin::sub_scalar(a, mul_scalars(s, alpha))),
-    }
-}
-
-fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
+pub(crate) fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
     if b.is_one() {
         return a;
     }
@@ -183,27 +174,6 @@ fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
             Scalar::Complex(a.to_c64() * b.to_c64())
         }
         _ => Scalar::Float(a.to_f64() * b.to_f64()),
-    }
-}
-
-pub fn mul_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    match expect_operand(other, "mul")? {
-        Operand::T(b) => run(|| bin::mul(a, &b)),
-        Operand::S(s) => run(|| bin::mul_scalar(a, s)),
-    }
-}
-
-pub fn div_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    match expect_operand(other, "div")? {
-        Operand::T(b) => run(|| bin::div(a, &b)),
-        Operand::S(s) => run(|| bin::div_scalar(a, s)),
-    }
-}
-
-pub fn pow_any(a: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    match expect_operand(other, "pow")? {
-        Operand::T(b) => run(|| bin::pow(a, &b)),
-        Operand::S(s) => run(|| bin::pow_scalar(a, s)),
     }
 }
 
@@ -951,16 +921,16 @@ impl PyTensor {
         cmp_op(py, &self.t, o, Cmp::Ge)
     }
     fn __iadd__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace_arith(&self.t, o, Arithmetic::Add)
+        crate::bindings::op_table::arith_(&self.t, o, Arithmetic::Add, Scalar::Int(1), "inplace")
     }
     fn __isub__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace_arith(&self.t, o, Arithmetic::Sub)
+        crate::bindings::op_table::arith_(&self.t, o, Arithmetic::Sub, Scalar::Int(1), "inplace")
     }
     fn __imul__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace_arith(&self.t, o, Arithmetic::Mul)
+        crate::bindings::op_table::arith_(&self.t, o, Arithmetic::Mul, Scalar::Int(1), "inplace")
     }
     fn __itruediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace_arith(&self.t, o, Arithmetic::Div)
+        crate::bindings::op_table::arith_(&self.t, o, Arithmetic::Div, Scalar::Int(1), "inplace")
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -983,123 +953,8 @@ impl PyTensor {
         flush_warnings(py)
     }
 
-    // ----- math methods
+    // ----- math methods (the elementwise ones and sum/mean are in op_table.rs)
 
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn add(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        to_py(py, add_any(&self.t, other, alpha_of(alpha)?)?)
-    }
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn sub(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        to_py(py, sub_any(&self.t, other, alpha_of(alpha)?)?)
-    }
-    fn mul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        to_py(py, mul_any(&self.t, other)?)
-    }
-    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        to_py(py, div_any(&self.t, other)?)
-    }
-    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        to_py(py, pow_any(&self.t, exponent)?)
-    }
-    fn neg(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::neg(&self.t))?)
-    }
-    fn exp(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::exp(&self.t))?)
-    }
-    fn log(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::log(&self.t))?)
-    }
-    fn sin(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::sin(&self.t))?)
-    }
-    fn cos(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::cos(&self.t))?)
-    }
-    fn tanh(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::tanh(&self.t))?)
-    }
-    fn sigmoid(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::sigmoid(&self.t))?)
-    }
-    fn relu(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::relu(&self.t))?)
-    }
-    fn sqrt(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::sqrt(&self.t))?)
-    }
-    fn reciprocal(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::reciprocal(&self.t))?)
-    }
-    fn abs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::abs(&self.t))?)
-    }
-    fn sign(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::sgn(&self.t))?)
-    }
-    fn conj(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, run(|| unary::conj(&self.t))?)
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clamp(
-        &self,
-        py: Python<'_>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
-        to_py(py, run(|| unary::clamp(&self.t, lo, hi))?)
-    }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clip(
-        &self,
-        py: Python<'_>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        self.clamp(py, min, max)
-    }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let dims = opt_dims(dim)?;
-        let dtype = opt_dtype(dtype)?;
-        to_py(
-            py,
-            run(|| reduce::sum(&self.t, dims.as_deref(), keepdim, dtype))?,
-        )
-    }
-    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let dims = opt_dims(dim)?;
-        let dtype = opt_dtype(dtype)?;
-        to_py(
-            py,
-            run(|| reduce::mean(&self.t, dims.as_deref(), keepdim, dtype))?,
-        )
-    }
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn max(
         &self,
@@ -1156,25 +1011,6 @@ impl PyTensor {
         let _ = memory_format;
         to_py(py, run(|| view::contiguous(&self.t))?)
     }
-    fn eq(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Eq)
-    }
-    fn ne(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Ne)
-    }
-    fn lt(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Lt)
-    }
-    fn le(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Le)
-    }
-    fn gt(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Gt)
-    }
-    fn ge(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        cmp_op(py, &self.t, o, Cmp::Ge)
-    }
-
     // ----- views
 
     #[pyo3(signature = (*shape))]
@@ -1305,44 +1141,7 @@ impl PyTensor {
 
     // ----- in-place
 
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn add_<'py>(
-        slf: Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        alpha: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let alpha = alpha_of(alpha)?;
-        match expect_operand(other, "add_")? {
-            Operand::T(b) => run(|| inplace::add_(&slf.get().t, &b, alpha))?,
-            Operand::S(s) => {
-                run(|| inplace::scalar_(&slf.get().t, Arithmetic::Add, mul_scalars(s, alpha)))?
-            }
-        }
-        Ok(slf)
-    }
-    #[pyo3(signature = (other, *, alpha=None))]
-    fn sub_<'py>(
-        slf: Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        alpha: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let alpha = alpha_of(alpha)?;
-        match expect_operand(other, "sub_")? {
-            Operand::T(b) => run(|| inplace::sub_(&slf.get().t, &b, alpha))?,
-            Operand::S(s) => {
-                run(|| inplace::scalar_(&slf.get().t, Arithmetic::Sub, mul_scalars(s, alpha)))?
-            }
-        }
-        Ok(slf)
-    }
-    fn mul_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        inplace_arith(&slf.get().t, other, Arithmetic::Mul)?;
-        Ok(slf)
-    }
-    fn div_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        inplace_arith(&slf.get().t, other, Arithmetic::Div)?;
-        Ok(slf)
-    }
+    // add_, mul_, exp_, clamp_, ...: op_table.rs
     fn zero_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         run(|| inplace::zero_(&slf.get().t))?;
         Ok(slf)
@@ -1372,73 +1171,9 @@ impl PyTensor {
         flush_warnings(slf.py())?;
         Ok(slf)
     }
-    #[pyo3(signature = (min=None, max=None))]
-    fn clamp_<'py>(
-        slf: Bound<'py, Self>,
-        min: Option<&Bound<'py, PyAny>>,
-        max: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let (lo, hi) = (bound_scalar(min)?, bound_scalar(max)?);
-        run(|| inplace::clamp_(&slf.get().t, lo, hi))?;
-        Ok(slf)
-    }
-    fn relu_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Relu)
-    }
-    fn exp_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Exp)
-    }
-    fn log_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Log)
-    }
-    fn sin_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Sin)
-    }
-    fn cos_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Cos)
-    }
-    fn tanh_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Tanh)
-    }
-    fn sigmoid_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Sigmoid)
-    }
-    fn sqrt_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Sqrt)
-    }
-    fn reciprocal_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Reciprocal)
-    }
-    fn neg_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Neg)
-    }
-    fn abs_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_inplace(slf, unary::Abs)
-    }
 }
 
-/// `t.<op>_()`: the op written back into `t`; returns `t` itself.
-fn unary_inplace<O: crate::ops::Op>(
-    slf: Bound<'_, PyTensor>,
-    op: O,
-) -> PyResult<Bound<'_, PyTensor>> {
-    run(|| inplace::unary_(op, &slf.get().t))?;
-    Ok(slf)
-}
-
-fn inplace_arith(t: &Tensor, other: &Bound<'_, PyAny>, kind: Arithmetic) -> PyResult<()> {
-    match expect_operand(other, "inplace")? {
-        Operand::T(b) => run(|| match kind {
-            Arithmetic::Add => inplace::add_(t, &b, Scalar::Int(1)),
-            Arithmetic::Sub => inplace::sub_(t, &b, Scalar::Int(1)),
-            Arithmetic::Mul => inplace::mul_(t, &b),
-            _ => inplace::div_(t, &b),
-        }),
-        Operand::S(s) => run(|| inplace::scalar_(t, kind, s)),
-    }
-}
-
-fn bound_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
+pub(crate) fn bound_scalar(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Scalar>> {
     match v {
         None => Ok(None),
         Some(o) if o.is_none() => Ok(None),

@@ -1,0 +1,451 @@
+//! The op table: one line per op. Each line generates the method `Tensor.op`, its
+//! aliases, the in-place method `Tensor.op_` where the line names one (torch has it and
+//! the core implements it), the module function `ferrograd.op(input, ...)` and the entry
+//! `_C._op_table()` reports (tools/gen_stub.py writes the typed stub from it). Every
+//! generated function parses its arguments through the shared helpers below, so the
+//! method and the module function of an op cannot disagree.
+//!
+//! A line reads `KIND name(arg) [aliases] (inplace_name ...) : implementation`, where
+//! `(arg)` (the operand's keyword name, as torch spells it) is there for ops with one,
+//! and the in-place group is there where the op has one. Ops whose arguments fit no
+//! kind (views, `max`/`min` with their overloads, `to`, indexing, ...) keep hand-written
+//! methods in `tensor.rs`.
+
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::bindings::convert::*;
+use crate::bindings::errors::run;
+use crate::bindings::tensor::{
+    alpha_of, bound_scalar, cmp_op, expect_operand, mul_scalars, rdiv, to_py, PyTensor,
+};
+use crate::dtype::Scalar;
+use crate::ops::binary::{self as bin, Arithmetic, Cmp};
+use crate::ops::{inplace, reduce, unary};
+use crate::tensor::Tensor;
+
+/// The table. `$m` is the macro each line is handed to; `$x` are tokens passed in front
+/// of every line (the binding a callback adds to).
+macro_rules! op_table {
+    ($m:ident $($x:tt)*) => {
+        $m!($($x)* unary neg [negative] (neg_ unary::Neg) : unary::neg);
+        $m!($($x)* unary exp [] (exp_ unary::Exp) : unary::exp);
+        $m!($($x)* unary log [] (log_ unary::Log) : unary::log);
+        $m!($($x)* unary sin [] (sin_ unary::Sin) : unary::sin);
+        $m!($($x)* unary cos [] (cos_ unary::Cos) : unary::cos);
+        $m!($($x)* unary tanh [] (tanh_ unary::Tanh) : unary::tanh);
+        $m!($($x)* unary sigmoid [] (sigmoid_ unary::Sigmoid) : unary::sigmoid);
+        $m!($($x)* unary relu [] (relu_ unary::Relu) : unary::relu);
+        $m!($($x)* unary sqrt [] (sqrt_ unary::Sqrt) : unary::sqrt);
+        $m!($($x)* unary reciprocal [] (reciprocal_ unary::Reciprocal) : unary::reciprocal);
+        $m!($($x)* unary abs [] (abs_ unary::Abs) : unary::abs);
+        $m!($($x)* unary sign [] : unary::sgn);
+        $m!($($x)* unary conj [] : unary::conj);
+        $m!($($x)* arith_alpha add(other) [] (add_) : Arithmetic::Add);
+        $m!($($x)* arith_alpha sub(other) [subtract] (sub_) : Arithmetic::Sub);
+        $m!($($x)* arith mul(other) [multiply] (mul_) : Arithmetic::Mul);
+        $m!($($x)* arith div(other) [divide, true_divide] (div_) : Arithmetic::Div);
+        $m!($($x)* arith pow(exponent) [] : Arithmetic::Pow);
+        $m!($($x)* compare eq(other) [] : Cmp::Eq);
+        $m!($($x)* compare ne(other) [] : Cmp::Ne);
+        $m!($($x)* compare lt(other) [] : Cmp::Lt);
+        $m!($($x)* compare le(other) [] : Cmp::Le);
+        $m!($($x)* compare gt(other) [] : Cmp::Gt);
+        $m!($($x)* compare ge(other) [] : Cmp::Ge);
+        $m!($($x)* reduce sum [] : reduce::sum);
+        $m!($($x)* reduce mean [] : reduce::mean);
+        $m!($($x)* clamp clamp [clip] (clamp_) : unary::clamp);
+    };
+}
+
+// ---------------------------------------------------------------- shared parsing
+
+type UnaryFn = fn(&Tensor) -> crate::error::Result<Tensor>;
+type ReduceFn =
+    fn(&Tensor, Option<&[i64]>, bool, Option<crate::dtype::DType>) -> crate::error::Result<Tensor>;
+
+fn type_name(o: &Bound<'_, PyAny>) -> String {
+    o.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
+/// A module function's `input`, with torch's error for anything but a tensor.
+fn input_tensor(input: &Bound<'_, PyAny>, op: &str) -> PyResult<Tensor> {
+    as_tensor_ref(input).ok_or_else(|| not_tensor_input(input, op))
+}
+
+fn not_tensor_input(input: &Bound<'_, PyAny>, op: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{op}(): argument 'input' (position 1) must be Tensor, not {}",
+        type_name(input)
+    ))
+}
+
+/// `a ⊕ other` (alpha scales `other`; it is 1 for the kinds without one).
+fn arith(
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    kind: Arithmetic,
+    alpha: Scalar,
+    op: &str,
+) -> PyResult<Tensor> {
+    match (expect_operand(other, op)?, kind) {
+        (Operand::T(b), Arithmetic::Add) => run(|| bin::add_alpha(a, &b, alpha)),
+        (Operand::S(s), Arithmetic::Add) => run(|| bin::add_scalar(a, mul_scalars(s, alpha))),
+        (Operand::T(b), Arithmetic::Sub) => run(|| bin::sub(a, &b, alpha)),
+        (Operand::S(s), Arithmetic::Sub) => run(|| bin::sub_scalar(a, mul_scalars(s, alpha))),
+        (Operand::T(b), Arithmetic::Mul) => run(|| bin::mul(a, &b)),
+        (Operand::S(s), Arithmetic::Mul) => run(|| bin::mul_scalar(a, s)),
+        (Operand::T(b), Arithmetic::Div) => run(|| bin::div(a, &b)),
+        (Operand::S(s), Arithmetic::Div) => run(|| bin::div_scalar(a, s)),
+        (Operand::T(b), Arithmetic::Pow) => run(|| bin::pow(a, &b)),
+        (Operand::S(s), Arithmetic::Pow) => run(|| bin::pow_scalar(a, s)),
+    }
+}
+
+/// `s ⊕ b` for a Python number `s` (the module function called with a number first).
+fn arith_number_first(s: Scalar, b: &Tensor, kind: Arithmetic) -> crate::error::Result<Tensor> {
+    match kind {
+        Arithmetic::Add => bin::add_scalar(b, s),
+        Arithmetic::Sub => bin::sub_scalar_rev(s, b),
+        Arithmetic::Mul => bin::mul_scalar(b, s),
+        Arithmetic::Div => rdiv(b, s),
+        Arithmetic::Pow => bin::pow_scalar_rev(s, b),
+    }
+}
+
+/// `t ⊕= other`, in place. `op` names the caller in the error for a bad operand.
+pub fn arith_(
+    t: &Tensor,
+    other: &Bound<'_, PyAny>,
+    kind: Arithmetic,
+    alpha: Scalar,
+    op: &str,
+) -> PyResult<()> {
+    match expect_operand(other, op)? {
+        Operand::S(s) => run(|| inplace::scalar_(t, kind, mul_scalars(s, alpha))),
+        Operand::T(b) => match kind {
+            Arithmetic::Add => run(|| inplace::add_(t, &b, alpha)),
+            Arithmetic::Sub => run(|| inplace::sub_(t, &b, alpha)),
+            Arithmetic::Mul => run(|| inplace::mul_(t, &b)),
+            Arithmetic::Div => run(|| inplace::div_(t, &b)),
+            Arithmetic::Pow => Err(PyNotImplementedError::new_err(
+                "pow_ with a tensor exponent is not supported yet",
+            )),
+        },
+    }
+}
+
+/// `ferrograd.add(input, other, *, alpha)` and its kin: `input` may be a Python number
+/// when `other` is a tensor (then no alpha).
+fn arith_fn(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    kind: Arithmetic,
+    alpha: Option<&Bound<'_, PyAny>>,
+    op: &str,
+) -> PyResult<Py<PyAny>> {
+    if let Some(a) = as_tensor_ref(input) {
+        return to_py(py, arith(&a, other, kind, alpha_of(alpha)?, op)?);
+    }
+    match (as_scalar(input), as_tensor_ref(other), alpha) {
+        (Some(s), Some(b), None) => to_py(py, run(|| arith_number_first(s, &b, kind))?),
+        _ => Err(not_tensor_input(input, op)),
+    }
+}
+
+/// `lt(2, t)` is `t > 2`: the comparison seen from the other side.
+fn mirrored(cmp: Cmp) -> Cmp {
+    match cmp {
+        Cmp::Eq => Cmp::Eq,
+        Cmp::Ne => Cmp::Ne,
+        Cmp::Lt => Cmp::Gt,
+        Cmp::Le => Cmp::Ge,
+        Cmp::Gt => Cmp::Lt,
+        Cmp::Ge => Cmp::Le,
+    }
+}
+
+fn compare_fn(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    cmp: Cmp,
+    op: &str,
+) -> PyResult<Py<PyAny>> {
+    if let Some(a) = as_tensor_ref(input) {
+        return cmp_op(py, &a, other, cmp);
+    }
+    match (as_scalar(input), as_tensor_ref(other)) {
+        (Some(_), Some(b)) => cmp_op(py, &b, input, mirrored(cmp)),
+        _ => Err(not_tensor_input(input, op)),
+    }
+}
+
+fn reduction(
+    py: Python<'_>,
+    t: &Tensor,
+    f: ReduceFn,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let dims = opt_dims(dim)?;
+    let dtype = opt_dtype(dtype)?;
+    to_py(py, run(|| f(t, dims.as_deref(), keepdim, dtype))?)
+}
+
+fn unary_fn(py: Python<'_>, input: &Bound<'_, PyAny>, f: UnaryFn, op: &str) -> PyResult<Py<PyAny>> {
+    let t = input_tensor(input, op)?;
+    to_py(py, run(|| f(&t))?)
+}
+
+fn clamp_bounds(
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Option<Scalar>, Option<Scalar>)> {
+    Ok((bound_scalar(min)?, bound_scalar(max)?))
+}
+
+// ---------------------------------------------------------------- generated methods
+
+type Obj<'py> = Bound<'py, PyAny>;
+type Out = PyResult<Py<PyAny>>;
+
+/// `Tensor.op`, its aliases and `Tensor.op_` for one line.
+macro_rules! tensor_methods {
+    (unary $name:ident [$($alias:ident),*] $(($ip:ident $op:path))? : $f:path) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>) -> Out {
+                to_py(py, run(|| $f(&self.t))?)
+            }
+            $(fn $alias(&self, py: Python<'_>) -> Out {
+                self.$name(py)
+            })*
+            $(fn $ip(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+                run(|| inplace::unary_($op, &slf.get().t))?;
+                Ok(slf)
+            })?
+        }
+    };
+    (arith_alpha $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $kind:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            #[pyo3(signature = ($arg, *, alpha=None))]
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>, alpha: Option<&Obj<'_>>) -> Out {
+                to_py(py, arith(&self.t, $arg, $kind, alpha_of(alpha)?, stringify!($name))?)
+            }
+            $(#[pyo3(signature = ($arg, *, alpha=None))]
+            fn $alias(&self, py: Python<'_>, $arg: &Obj<'_>, alpha: Option<&Obj<'_>>) -> Out {
+                self.$name(py, $arg, alpha)
+            })*
+            $(#[pyo3(signature = ($arg, *, alpha=None))]
+            fn $ip<'py>(
+                slf: Bound<'py, Self>,
+                $arg: &Obj<'py>,
+                alpha: Option<&Obj<'py>>,
+            ) -> PyResult<Bound<'py, Self>> {
+                arith_(&slf.get().t, $arg, $kind, alpha_of(alpha)?, stringify!($ip))?;
+                Ok(slf)
+            })?
+        }
+    };
+    (arith $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $kind:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                to_py(py, arith(&self.t, $arg, $kind, Scalar::Int(1), stringify!($name))?)
+            }
+            $(fn $alias(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                self.$name(py, $arg)
+            })*
+            $(fn $ip<'py>(slf: Bound<'py, Self>, $arg: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                arith_(&slf.get().t, $arg, $kind, Scalar::Int(1), stringify!($ip))?;
+                Ok(slf)
+            })?
+        }
+    };
+    (compare $name:ident($arg:ident) [] : $cmp:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                cmp_op(py, &self.t, $arg, $cmp)
+            }
+        }
+    };
+    (reduce $name:ident [] : $f:path) => {
+        #[pymethods]
+        impl PyTensor {
+            #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+            fn $name(
+                &self,
+                py: Python<'_>,
+                dim: Option<&Obj<'_>>,
+                keepdim: bool,
+                dtype: Option<&Obj<'_>>,
+            ) -> Out {
+                reduction(py, &self.t, $f, dim, keepdim, dtype)
+            }
+        }
+    };
+    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $f:path) => {
+        #[pymethods]
+        impl PyTensor {
+            #[pyo3(signature = (min=None, max=None))]
+            fn $name(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
+                let (lo, hi) = clamp_bounds(min, max)?;
+                to_py(py, run(|| $f(&self.t, lo, hi))?)
+            }
+            $(#[pyo3(signature = (min=None, max=None))]
+            fn $alias(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
+                self.$name(py, min, max)
+            })*
+            #[pyo3(signature = (min=None, max=None))]
+            fn $ip<'py>(
+                slf: Bound<'py, Self>,
+                min: Option<&Obj<'py>>,
+                max: Option<&Obj<'py>>,
+            ) -> PyResult<Bound<'py, Self>> {
+                let (lo, hi) = clamp_bounds(min, max)?;
+                run(|| inplace::clamp_(&slf.get().t, lo, hi))?;
+                Ok(slf)
+            }
+        }
+    };
+}
+
+op_table!(tensor_methods);
+
+// ---------------------------------------------------------------- module functions
+
+/// `ferrograd.op(input, ...)` for one line (aliases are added as names for it).
+macro_rules! module_function {
+    (unary $name:ident [$($alias:ident),*] $(($($ip:tt)*))? : $f:path) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>) -> Out {
+            unary_fn(py, input, $f, stringify!($name))
+        }
+    };
+    (arith_alpha $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $kind:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, $arg, *, alpha=None))]
+        pub fn $name(
+            py: Python<'_>,
+            input: &Obj<'_>,
+            $arg: &Obj<'_>,
+            alpha: Option<&Obj<'_>>,
+        ) -> Out {
+            arith_fn(py, input, $arg, $kind, alpha, stringify!($name))
+        }
+    };
+    (arith $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $kind:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            arith_fn(py, input, $arg, $kind, None, stringify!($name))
+        }
+    };
+    (compare $name:ident($arg:ident) [] : $cmp:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            compare_fn(py, input, $arg, $cmp, stringify!($name))
+        }
+    };
+    (reduce $name:ident [] : $f:path) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, dim=None, keepdim=false, *, dtype=None))]
+        pub fn $name(
+            py: Python<'_>,
+            input: &Obj<'_>,
+            dim: Option<&Obj<'_>>,
+            keepdim: bool,
+            dtype: Option<&Obj<'_>>,
+        ) -> Out {
+            let t = input_tensor(input, stringify!($name))?;
+            reduction(py, &t, $f, dim, keepdim, dtype)
+        }
+    };
+    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $f:path) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, min=None, max=None))]
+        pub fn $name(
+            py: Python<'_>,
+            input: &Obj<'_>,
+            min: Option<&Obj<'_>>,
+            max: Option<&Obj<'_>>,
+        ) -> Out {
+            let t = input_tensor(input, stringify!($name))?;
+            let (lo, hi) = clamp_bounds(min, max)?;
+            to_py(py, run(|| $f(&t, lo, hi))?)
+        }
+    };
+}
+
+/// The generated module functions (a module of their own: their names are torch's,
+/// and several are also names of the ops modules).
+mod functions {
+    use super::*;
+    op_table!(module_function);
+}
+
+// ---------------------------------------------------------------- registration
+
+/// Adds one line's module function and its aliases to `_C`.
+macro_rules! register_line {
+    ($m:ident $kind:ident $name:ident $(($arg:ident))? [$($alias:ident),*] $(($($ip:tt)*))? : $($rest:tt)*) => {
+        let f = wrap_pyfunction!(functions::$name, $m)?;
+        $($m.add(stringify!($alias), &f)?;)*
+        $m.add_function(f)?;
+    };
+}
+
+macro_rules! name_or_none {
+    () => {
+        None
+    };
+    ($x:ident) => {
+        Some(stringify!($x))
+    };
+}
+
+/// Appends one line's entry `(name, kind, arg or None, in-place name or None, aliases)`.
+macro_rules! describe {
+    ($v:ident $kind:ident $name:ident $(($arg:ident))? [$($alias:ident),*] $(($ip:ident $($op:tt)*))? : $($rest:tt)*) => {
+        $v((
+            stringify!($name),
+            stringify!($kind),
+            name_or_none!($($arg)?),
+            name_or_none!($($ip)?),
+            vec![$(stringify!($alias)),*],
+        ));
+    };
+}
+
+/// (name, kind, operand name, in-place name, aliases)
+type Line = (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    Vec<&'static str>,
+);
+
+/// `_C._op_table()`: the table's lines, for the stub generator and the tests.
+#[pyfunction]
+fn _op_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut add = |line: Line| lines.push(line);
+    op_table!(describe add);
+    PyList::new(py, lines)
+}
+
+/// Adds the table's module functions and `_op_table` to `_C`.
+pub fn register_all(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    op_table!(register_line m);
+    m.add_function(wrap_pyfunction!(_op_table, m)?)?;
+    Ok(())
+}
