@@ -18,7 +18,8 @@ use pyo3::types::PyList;
 use crate::bindings::convert::*;
 use crate::bindings::errors::run;
 use crate::bindings::tensor::{
-    alpha_of, bound_scalar, cmp_op, expect_operand, mul_scalars, rdiv, to_py, PyTensor,
+    alpha_of, arith_number_first, bound_scalar, cmp_op, expect_operand, mul_scalars, to_py,
+    PyTensor,
 };
 use crate::dtype::Scalar;
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
@@ -103,17 +104,6 @@ fn arith(
         (Operand::S(s), Arithmetic::Div) => run(|| bin::div_scalar(a, s)),
         (Operand::T(b), Arithmetic::Pow) => run(|| bin::pow(a, &b)),
         (Operand::S(s), Arithmetic::Pow) => run(|| bin::pow_scalar(a, s)),
-    }
-}
-
-/// `s ⊕ b` for a Python number `s` (the module function called with a number first).
-fn arith_number_first(s: Scalar, b: &Tensor, kind: Arithmetic) -> crate::error::Result<Tensor> {
-    match kind {
-        Arithmetic::Add => bin::add_scalar(b, s),
-        Arithmetic::Sub => bin::sub_scalar_rev(s, b),
-        Arithmetic::Mul => bin::mul_scalar(b, s),
-        Arithmetic::Div => rdiv(b, s),
-        Arithmetic::Pow => bin::pow_scalar_rev(s, b),
     }
 }
 

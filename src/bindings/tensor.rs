@@ -178,10 +178,22 @@ pub(crate) fn mul_scalars(a: Scalar, b: Scalar) -> Scalar {
 }
 
 /// `s / t`: torch computes reciprocal(t) * s (so the node is MulBackward0).
-pub fn rdiv(t: &Tensor, s: Scalar) -> crate::error::Result<Tensor> {
+fn rdiv(t: &Tensor, s: Scalar) -> crate::error::Result<Tensor> {
     let r = unary::reciprocal(t)?;
     let s_dtype = crate::dtype::promote_with_scalar(r.dtype(), s);
     bin::mul(&r, &Tensor::scalar(s, s_dtype))
+}
+
+/// `s ⊕ b` for a Python number `s`: the reflected operators (`2 - t`) and the module
+/// functions called with a number first (`ferrograd.sub(2, t)`).
+pub fn arith_number_first(s: Scalar, b: &Tensor, kind: Arithmetic) -> crate::error::Result<Tensor> {
+    match kind {
+        Arithmetic::Add => bin::add_scalar(b, s),
+        Arithmetic::Sub => bin::sub_scalar_rev(s, b),
+        Arithmetic::Mul => bin::mul_scalar(b, s),
+        Arithmetic::Div => rdiv(b, s),
+        Arithmetic::Pow => bin::pow_scalar_rev(s, b),
+    }
 }
 
 fn item_scalar(t: &Tensor) -> PyResult<Scalar> {
@@ -842,7 +854,7 @@ impl PyTensor {
             &self.t,
             o,
             |a, b| bin::sub(b, a, Scalar::Int(1)),
-            |a, s| bin::sub_scalar_rev(s, a),
+            |a, s| arith_number_first(s, a, Arithmetic::Sub),
         )
     }
     fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -855,7 +867,13 @@ impl PyTensor {
         binop(py, &self.t, o, bin::div, bin::div_scalar)
     }
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, &self.t, o, |a, b| bin::div(b, a), rdiv)
+        binop(
+            py,
+            &self.t,
+            o,
+            |a, b| bin::div(b, a),
+            |a, s| arith_number_first(s, a, Arithmetic::Div),
+        )
     }
     fn __pow__(
         &self,
@@ -878,7 +896,7 @@ impl PyTensor {
             &self.t,
             o,
             |a, b| bin::pow(b, a),
-            |a, s| bin::pow_scalar_rev(s, a),
+            |a, s| arith_number_first(s, a, Arithmetic::Pow),
         )
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
