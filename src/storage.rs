@@ -43,6 +43,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
+use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -91,6 +92,9 @@ pub struct Storage {
     ptr: NonNull<u8>,
     bytes: usize,
     dtype: DType,
+    /// Where the bytes live; the backend for this device is the only code that reads
+    /// them (`kernels::backend_for`). Only `Device::CPU` is made in this build.
+    device: Device,
     owner: Owner,
 }
 
@@ -128,6 +132,7 @@ impl Storage {
             ptr,
             bytes,
             dtype,
+            device: Device::CPU,
             owner: Owner::Rust,
         })
     }
@@ -145,6 +150,7 @@ impl Storage {
             ptr: NonNull::new(ptr as *mut u8).expect("a Vec's pointer is not null"),
             bytes: len * std::mem::size_of::<T>(),
             dtype: T::DTYPE,
+            device: Device::CPU,
             owner: allocated.map_or(Owner::Rust, Owner::Vec),
         }
     }
@@ -170,12 +176,16 @@ impl Storage {
             ptr,
             bytes: len.saturating_mul(dtype.itemsize()),
             dtype,
+            device: Device::CPU,
             owner: Owner::Foreign(owner),
         }
     }
 
     pub fn dtype(&self) -> DType {
         self.dtype
+    }
+    pub fn device(&self) -> Device {
+        self.device
     }
     pub fn len(&self) -> usize {
         self.bytes / self.dtype.itemsize()
@@ -251,6 +261,9 @@ impl Data {
     }
     pub fn dtype(&self) -> DType {
         self.storage.dtype
+    }
+    pub fn device(&self) -> Device {
+        self.storage.device
     }
 }
 

@@ -147,6 +147,11 @@ impl Tensor {
         Ok(Self::fresh(Data::new(Arc::new(storage), layout)?))
     }
 
+    /// A new tensor (no view, its own version counter) over a kernel's fresh result.
+    pub fn from_data(data: Data) -> Tensor {
+        Self::fresh(data)
+    }
+
     /// A new tensor (no view, its own version counter) over `data`.
     fn fresh(data: Data) -> Tensor {
         Self::from_parts(
@@ -182,7 +187,7 @@ impl Tensor {
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let t = Self::zeros(shape, dtype)?;
         if !value.is_zero() {
-            crate::with_dtype!(dtype, T => crate::kernels::copy::fill(&t, T::from_scalar(value)));
+            crate::ops::device::fill(&t, value)?;
         }
         Ok(t)
     }
@@ -316,6 +321,15 @@ impl Tensor {
     }
     pub fn dtype(&self) -> DType {
         self.data().dtype()
+    }
+    /// The elements in row-major order as `T` (a host copy: for the bindings' conversions
+    /// and tests; ops never read elements themselves).
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        crate::kernels::gather_data(&self.data())
+    }
+    /// Where the elements live: the storage's device (a tensor has no device of its own).
+    pub fn device(&self) -> crate::device::Device {
+        self.data().device()
     }
     pub fn is_contiguous(&self) -> bool {
         self.data().layout().is_contiguous()

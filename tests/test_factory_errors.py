@@ -565,3 +565,11 @@ def test_tensor_data_that_does_not_fit_the_dtype(value, dtype, cls, text):
 )
 def test_tensor_data_that_fits_the_dtype(value, dtype, expected):
     assert torch.tensor([value], dtype=getattr(torch, dtype)).tolist() == expected
+
+
+def test_complex_linspace_has_a_real_value_per_step():
+    # The steps are real values cast to complex (the factory used to pair them up as
+    # (re, im) like a random fill, and failed on the element count); torch 2.15 gives
+    # [0, 0.5, 1] with zero imaginary parts.
+    x = torch.linspace(0, 1, 3, dtype=torch.complex64)
+    assert x.dtype == torch.complex64 and x.tolist() == [0j, 0.5 + 0j, 1 + 0j]

@@ -5,8 +5,8 @@
 
 use crate::autograd::warnings::{warn, WarningKind};
 use crate::error::Result;
-use crate::kernels::copy::write_into;
 use crate::layout::Layout;
+use crate::ops::device::write_into;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 

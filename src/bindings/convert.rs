@@ -105,7 +105,7 @@ pub fn index_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
     if let Some(t) = as_tensor_ref(obj) {
         if t.numel() == 1 && t.dtype().category() <= Category::Integral {
-            return Ok(crate::kernels::gather_as::<i64>(&t)[0]);
+            return Ok(t.to_vec::<i64>()[0]);
         }
     }
     Err(PyTypeError::new_err(format!(
@@ -188,12 +188,11 @@ pub fn dtype_of(o: &Bound<'_, PyAny>) -> PyResult<DType> {
 /// Build a tensor from Python data (nested sequences of numbers, numpy arrays, tensors).
 pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
     if let Some(t) = as_tensor_ref(data) {
-        let t = crate::kernels::cast_tensor(&t, dtype.unwrap_or(t.dtype()));
-        return Ok(t);
+        return run(|| crate::ops::device::cast(&t, dtype.unwrap_or(t.dtype())));
     }
     if data.hasattr("__array_interface__")? && !data.is_instance_of::<PyList>() {
         let t = from_numpy(data)?;
-        return Ok(crate::kernels::cast_tensor(&t, dtype.unwrap_or(t.dtype())));
+        return run(|| crate::ops::device::cast(&t, dtype.unwrap_or(t.dtype())));
     }
     let mut shape = Dims::new();
     let mut values = Vec::new();
@@ -247,7 +246,7 @@ fn collect(
             ));
         }
         if t.dim() == 0 {
-            let v = crate::with_dtype!(t.dtype(), T => crate::kernels::gather_as::<T>(&t)[0].to_scalar());
+            let v = crate::with_dtype!(t.dtype(), T => t.to_vec::<T>()[0].to_scalar());
             out.push(v);
             return Ok(());
         }
@@ -316,7 +315,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 
 pub fn tolist(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     let values: Vec<Scalar> = crate::with_dtype!(t.dtype(), T =>
-        crate::kernels::gather_as::<T>(t).into_iter().map(|v| v.to_scalar()).collect());
+        t.to_vec::<T>().into_iter().map(|v| v.to_scalar()).collect());
     let mut items = values
         .into_iter()
         .map(|s| scalar_to_py(py, s))

@@ -156,12 +156,6 @@ pub fn get_default_device() -> PyDevice {
     }
 }
 
-pub fn cpu_device() -> PyDevice {
-    PyDevice {
-        device: Device::CPU,
-    }
-}
-
 /// A Python int or an object with `__index__` (numpy ints), but not a bool or a tensor.
 fn int_arg(o: &Bound<'_, PyAny>) -> Option<i64> {
     if o.is_instance_of::<PyBool>() || o.is_instance_of::<crate::bindings::tensor::PyTensor>() {

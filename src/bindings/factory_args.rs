@@ -119,7 +119,7 @@ fn number(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }
     if let Some(t) = as_tensor_ref(o).filter(|t| t.numel() == 1) {
         return Ok(Some(crate::with_dtype!(t.dtype(), T =>
-            crate::kernels::gather_as::<T>(&t)[0].to_scalar())));
+            t.to_vec::<T>()[0].to_scalar())));
     }
     if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
         return Err(overflow("int64_t"));

@@ -410,7 +410,7 @@ pub fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
             "RNG state must be a ferrograd.ByteTensor",
         ));
     }
-    let bytes = crate::kernels::gather_as::<u8>(&t);
+    let bytes = t.to_vec::<u8>();
     run(|| crate::kernels::random::set_state(&bytes))
 }
 
@@ -466,8 +466,8 @@ pub fn allclose(
     let ea = run(|| crate::ops::view::expand(&a.alias_detached(), &shape))?;
     let eb = run(|| crate::ops::view::expand(&b.alias_detached(), &shape))?;
     let (xa, xb) = (
-        crate::kernels::gather_as::<num_complex::Complex64>(&ea),
-        crate::kernels::gather_as::<num_complex::Complex64>(&eb),
+        ea.to_vec::<num_complex::Complex64>(),
+        eb.to_vec::<num_complex::Complex64>(),
     );
     Ok(xa.iter().zip(&xb).all(|(x, y)| {
         let nan = |v: &num_complex::Complex64| v.re.is_nan() || v.im.is_nan();
@@ -489,7 +489,7 @@ pub fn equal(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<boo
         return Ok(false);
     }
     let eq = run(|| binary::compare(&a, &b, binary::Cmp::Eq))?;
-    Ok(crate::kernels::gather_as::<bool>(&eq).iter().all(|&v| v))
+    Ok(eq.to_vec::<bool>().iter().all(|&v| v))
 }
 
 #[pyfunction]

@@ -203,7 +203,7 @@ fn item_scalar(t: &Tensor) -> PyResult<Scalar> {
             t.numel()
         )));
     }
-    Ok(crate::with_dtype!(t.dtype(), T => crate::kernels::gather_as::<T>(t)[0].to_scalar()))
+    Ok(crate::with_dtype!(t.dtype(), T => t.to_vec::<T>()[0].to_scalar()))
 }
 
 // ---------------------------------------------------------------- indexing
@@ -450,15 +450,17 @@ impl PyTensor {
     }
     #[getter]
     fn device(&self) -> crate::bindings::device::PyDevice {
-        crate::bindings::device::cpu_device()
+        crate::bindings::device::PyDevice {
+            device: self.t.device(),
+        }
     }
     #[getter]
     fn is_cpu(&self) -> bool {
-        true
+        self.t.device().kind == crate::device::DeviceType::Cpu
     }
     #[getter]
     fn is_cuda(&self) -> bool {
-        false
+        self.t.device().kind == crate::device::DeviceType::Cuda
     }
     fn is_contiguous(&self) -> bool {
         self.t.is_contiguous()
@@ -656,7 +658,7 @@ impl PyTensor {
             self.t
                 .alias_with_layout(crate::layout::Layout::contiguous(&[len]))
         })?;
-        to_py(py, crate::kernels::cast_tensor(&flat, flat.dtype()))
+        to_py(py, run(|| crate::ops::device::cast(&flat, flat.dtype()))?)
     }
     /// Identity of this tensor's memory (deepcopy keeps shared memory shared).
     fn _fg_storage_id(&self) -> usize {

@@ -440,7 +440,7 @@ fn check_nan(node: &Node, out: Grads) -> Result<Grads> {
     }
     for (i, g) in out.iter().enumerate() {
         if let Some(g) = g {
-            if crate::kernels::has_nan(g) {
+            if crate::ops::device::has_nan(g)? {
                 return Err(crate::error::Error::runtime(format!(
                     "Function '{}' returned nan values in its {}th output.",
                     node.name(),
@@ -496,7 +496,7 @@ fn accumulate_retained(t: &Tensor, g: &Tensor, create_graph: bool) -> Result<()>
                 if create_graph {
                     crate::ops::unary::clone(g)?
                 } else {
-                    crate::kernels::cast_tensor(g, g.dtype())
+                    crate::ops::device::cast(g, g.dtype())?
                 }
             }
             Some(old) => crate::ops::binary::add(old, g)?,

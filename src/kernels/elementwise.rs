@@ -1,32 +1,32 @@
 //! Elementwise kernels: map (unary), zip (broadcasting binary), zip3 (where).
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::kernels::traits::Float;
 use crate::kernels::vmath::Unary;
-use crate::kernels::{access, access_as, coalesce, contiguous_data, tensor_from, PARALLEL_GRAIN};
+use crate::kernels::{access, access_as, coalesce, contiguous_data, data_from, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
-use crate::tensor::Tensor;
+use crate::storage::Data;
 
-/// `f` applied to every element of `x` (read as `T`), giving a contiguous tensor of `U`.
-pub fn map<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+/// `f` applied to every element of `x` (read as `T`), giving a contiguous result of `U`.
+pub fn map<T: Element, U: Element>(x: &Data, f: impl Fn(T) -> U + Sync + Send) -> Data {
     // SAFETY: read-only; `data` is dropped before returning and the output is fresh.
-    let x = x.data();
-    let data = unsafe { contiguous_data::<T>(&x) };
-    tensor_from(map_slice(&data, f), &x.layout().shape)
+    let data = unsafe { contiguous_data::<T>(x) };
+    data_from(map_slice(&data, f), &x.layout().shape)
 }
 
 /// `map` for a float function with a vector kernel (kernels::vmath): f32 and f64 go
 /// through it, other types element by element with `f`.
-pub fn map_float<T: Float>(x: &Tensor, op: Unary, f: impl Fn(T) -> T + Sync + Send) -> Tensor {
+pub fn map_float<T: Float>(x: &Data, op: Unary, f: impl Fn(T) -> T + Sync + Send) -> Data {
     // SAFETY: as in `map`.
-    let x = x.data();
-    let data = unsafe { contiguous_data::<T>(&x) };
+    let data = unsafe { contiguous_data::<T>(x) };
     let out = T::vmath(op, &data).unwrap_or_else(|| map_slice(&data, f));
-    tensor_from(out, &x.layout().shape)
+    data_from(out, &x.layout().shape)
 }
 
 /// `f` over a slice, split over the pool when it is big enough.
@@ -74,27 +74,26 @@ fn for_each_run<const N: usize>(
     }
 }
 
-/// An operand read as `T`: the tensor itself when it already has dtype `T`, else a
-/// contiguous cast copy.
-fn as_dtype<T: Element>(t: &Tensor) -> Tensor {
-    if t.dtype() == T::DTYPE {
-        t.clone()
+/// An operand read as `T`: borrowed when it already has dtype `T`, else a contiguous
+/// cast copy.
+pub fn as_dtype<T: Element>(d: &Data) -> Cow<'_, Data> {
+    if d.dtype() == T::DTYPE {
+        Cow::Borrowed(d)
     } else {
-        crate::kernels::cast_tensor(t, T::DTYPE)
+        Cow::Owned(crate::kernels::cast_data(d, T::DTYPE))
     }
 }
 
 /// Broadcasting binary kernel.
 pub fn zip<T: Element, U: Element>(
-    a: &Tensor,
-    b: &Tensor,
+    a: &Data,
+    b: &Data,
     f: impl Fn(T, T) -> U + Sync + Send,
-) -> Result<Tensor> {
-    let shape = broadcast_shapes(&a.shape(), &b.shape())?;
+) -> Result<Data> {
+    let shape = broadcast_shapes(&a.layout().shape, &b.layout().shape)?;
     let n = crate::shape::checked_numel(&shape)?;
     crate::storage::ensure_allocatable(n, std::mem::size_of::<U>())?;
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    let (a, b) = (a.data(), b.data());
     let (la, lb) = (a.layout(), b.layout());
     // One operand is a single value and the other already has the output's shape, in
     // order (`x * 0.5`, a scalar tensor times a tensor): read the value once and map.
@@ -103,24 +102,24 @@ pub fn zip<T: Element, U: Element>(
         // SAFETY: read-only; `x` is dropped before returning; the offset is the single
         // element of b's checked layout.
         let (x, q) = unsafe { (contiguous_data::<T>(&a), access::<T>(&b).read(lb.offset)) };
-        return Ok(tensor_from(map_slice(&x, |p| f(p, q)), &shape));
+        return Ok(data_from(map_slice(&x, |p| f(p, q)), &shape));
     }
     if la.numel() == 1 && whole(lb) {
         // SAFETY: as above, with the operands' roles swapped.
         let (p, y) = unsafe { (access::<T>(&a).read(la.offset), contiguous_data::<T>(&b)) };
-        return Ok(tensor_from(map_slice(&y, |q| f(p, q)), &shape));
+        return Ok(data_from(map_slice(&y, |q| f(p, q)), &shape));
     }
     // One operand is whole, the other a contiguous row the size of the output's trailing
     // dims (`x + bias`): output row i is f(row i of the whole one, the row).
     if n > 0 && whole(la) && is_row_of(lb, &shape) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, row) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
-        return Ok(tensor_from(map_rows(&x, &row, &f), &shape));
+        return Ok(data_from(map_rows(&x, &row, &f), &shape));
     }
     if n > 0 && whole(lb) && is_row_of(la, &shape) {
         // SAFETY: as above, with the operands' roles swapped.
         let (row, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
-        return Ok(tensor_from(map_rows(&y, &row, |q, p| f(p, q)), &shape));
+        return Ok(data_from(map_rows(&y, &row, |q, p| f(p, q)), &shape));
     }
     if whole(la) && whole(lb) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
@@ -135,7 +134,7 @@ pub fn zip<T: Element, U: Element>(
         } else {
             x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect()
         };
-        return Ok(tensor_from(out, &shape));
+        return Ok(data_from(out, &shape));
     }
     let sa = access_as::<T>(&a, la.expand_to(&shape)?);
     let sb = access_as::<T>(&b, lb.expand_to(&shape)?);
@@ -167,7 +166,7 @@ pub fn zip<T: Element, U: Element>(
             }
         },
     );
-    Ok(tensor_from(out, &shape))
+    Ok(data_from(out, &shape))
 }
 
 /// Whether `l` is contiguous and, leading 1s aside, the trailing dims of `shape`: one row
@@ -209,15 +208,17 @@ fn map_rows<T: Element, U: Element>(
 }
 
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
-pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let shape = broadcast_shapes(&broadcast_shapes(&cond.shape(), &a.shape())?, &b.shape())?;
+pub fn select<T: Element>(cond: &Data, a: &Data, b: &Data) -> Result<Data> {
+    let shape = broadcast_shapes(
+        &broadcast_shapes(&cond.layout().shape, &a.layout().shape)?,
+        &b.layout().shape,
+    )?;
     crate::storage::ensure_allocatable(
         crate::shape::checked_numel(&shape)?,
         std::mem::size_of::<T>(),
     )?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
-    let (cond, a, b) = (cond.data(), a.data(), b.data());
     let sc = access_as::<bool>(&cond, cond.layout().expand_to(&shape)?);
     let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
     let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);
@@ -236,5 +237,5 @@ pub fn select<T: Element>(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tenso
             }))
         },
     );
-    Ok(tensor_from(out, &shape))
+    Ok(data_from(out, &shape))
 }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::kernels::contiguous_data;
 use crate::kernels::traits::Arith;
 use crate::shape::contiguous_strides;
-use crate::tensor::Tensor;
+use crate::storage::Data;
 
 fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
     if i < 0 || i as usize >= size {
@@ -17,10 +17,9 @@ fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
 }
 
 /// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
-pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Vec<T>> {
-    let (src, index) = (src.data(), index.data());
+pub fn gather<T: Element>(src: &Data, dim: usize, index: &Data) -> Result<Vec<T>> {
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
-    let (idx, data) = unsafe { (contiguous_data::<i64>(&index), contiguous_data::<T>(&src)) };
+    let (idx, data) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = &index.layout().shape;
     let sshape = &src.layout().shape;
     let sstrides = contiguous_strides(sshape);
@@ -42,20 +41,20 @@ pub fn gather<T: Element>(src: &Tensor, dim: usize, index: &Tensor) -> Result<Ve
     Ok(out)
 }
 
-/// out = self with out[..., index[i], ...] += src[i] along `dim`.
+/// zeros(`bshape`) with out[..., index[i], ...] += src[i] along `dim`.
 pub fn scatter_add<T: Arith>(
-    base: &Tensor,
+    bshape: &[usize],
     dim: usize,
-    index: &Tensor,
-    src: &Tensor,
+    index: &Data,
+    src: &Data,
 ) -> Result<Vec<T>> {
-    let mut out: Vec<T> = crate::kernels::gather_as::<T>(base);
-    let (src, index) = (src.data(), index.data());
+    let n = crate::shape::checked_numel(bshape)?;
+    crate::storage::ensure_allocatable(n, std::mem::size_of::<T>())?;
+    let mut out: Vec<T> = vec![T::zero(); n];
     // SAFETY: read-only; dropped before returning; `out` is a fresh Vec.
-    let (idx, vals) = unsafe { (contiguous_data::<i64>(&index), contiguous_data::<T>(&src)) };
+    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = &index.layout().shape;
-    let bshape = base.shape();
-    let ostrides = contiguous_strides(&bshape);
+    let ostrides = contiguous_strides(bshape);
     let istrides = contiguous_strides(ishape);
     let vstrides = contiguous_strides(&src.layout().shape);
     for (flat, &ix) in idx.iter().enumerate() {
@@ -79,7 +78,7 @@ pub fn scatter_add<T: Arith>(
 /// shape `from.shape`) at `from`'s offsets into zeros, then read `to` row-major. With
 /// `to` the input's layout and `from` a view's, this is the adjoint of every view op.
 pub fn restride<T: Arith>(
-    x: &Tensor,
+    x: &Data,
     from: &crate::layout::Layout,
     to: &crate::layout::Layout,
 ) -> Result<Vec<T>> {
@@ -87,8 +86,7 @@ pub fn restride<T: Arith>(
     crate::storage::ensure_allocatable(extent + to.numel(), std::mem::size_of::<T>())?;
     let mut buf = vec![T::zero(); extent];
     // SAFETY: read-only; dropped before returning; `buf` is a fresh Vec.
-    let x = x.data();
-    let vals = unsafe { contiguous_data::<T>(&x) };
+    let vals = unsafe { contiguous_data::<T>(x) };
     for (off, &v) in from.offsets().zip(vals.iter()) {
         buf[off] = buf[off] + v;
     }

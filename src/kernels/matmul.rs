@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::kernels::traits::Arith;
 use crate::layout::Layout;
 use crate::storage::Access;
-use crate::tensor::Tensor;
+use crate::storage::Data;
 
 /// A matrix operand: base slice plus offset and row/column strides (in elements).
 #[derive(Clone, Copy)]
@@ -105,8 +105,8 @@ const MAX_BLOCKS: usize = 64;
 /// single-threaded, which on small core counts scales better than gemm's own threading.
 #[allow(clippy::too_many_arguments)]
 pub fn batched<T: Element + Arith>(
-    a: &Tensor,
-    b: &Tensor,
+    a: &Data,
+    b: &Data,
     a_mats: &[MatRef],
     b_mats: &[MatRef],
     m: usize,
@@ -129,7 +129,6 @@ pub fn batched<T: Element + Arith>(
     let plan = blocks(m, n, k);
 
     let base = OutPtr(out.as_mut_ptr());
-    let (a, b) = (a.data(), b.data());
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
         // Each operand matrix as a layout, checked against its storage (access note).

@@ -1,11 +1,17 @@
-//! Math only, no autograd. Kernels reach storage only through `storage::Access` (see
-//! the access note in storage.rs): inputs are read in place when contiguous, gathered
-//! otherwise, and every kernel writes a fresh contiguous output; in-place ops then copy
-//! that output into the destination (see `copy::write_into`).
+//! Math only: no `Tensor`, no autograd, no Python. Kernels take `Data` (a storage and a
+//! layout), layouts and dtypes, and are named by kind (`kinds`); the `Backend` trait
+//! (`backend`) is what ops call, through `backend_for(device)`, and `cpu` implements it
+//! over the kernel functions here. Kernels reach storage only through
+//! `storage::Access` (see the access note in storage.rs): inputs are read in place when
+//! contiguous, gathered otherwise, and every kernel writes a fresh contiguous output;
+//! in-place ops then copy that output into the destination (see `copy::write_into`).
 
+pub mod backend;
 pub mod copy;
+pub mod cpu;
 pub mod elementwise;
 pub mod index;
+pub mod kinds;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
@@ -18,8 +24,7 @@ use std::borrow::Cow;
 use crate::dtype::{cast, DType, Element};
 use crate::layout::Layout;
 use crate::shape::Dims;
-use crate::storage::{Access, Data};
-use crate::tensor::Tensor;
+use crate::storage::{Access, Data, Storage};
 use smallvec::{smallvec, SmallVec};
 
 /// Elements below this count run on the calling thread; above it, rayon splits the work.
@@ -112,12 +117,7 @@ pub unsafe fn contiguous_data<T: Element>(data: &Data) -> Cow<'_, [T]> {
     Cow::Owned(gather_data::<T>(data))
 }
 
-/// Copy a strided tensor into a new row-major Vec, casting to `T`.
-pub fn gather_as<T: Element>(t: &Tensor) -> Vec<T> {
-    gather_data(&t.data())
-}
-
-/// `gather_as` over a tensor's elements.
+/// Copy strided elements into a new row-major Vec, casting to `T`.
 pub fn gather_data<T: Element>(data: &Data) -> Vec<T> {
     crate::with_dtype!(data.dtype(), S => gather_cast::<S, T>(&access::<S>(data)))
 }
@@ -259,27 +259,26 @@ pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Dims, SmallVec<[Dims;
     (out_shape, out_strides)
 }
 
-/// A fresh contiguous tensor from a vector.
-pub fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
-    Tensor::from_vec(data, shape).expect("kernel output matches its shape")
+/// A fresh contiguous result from a vector.
+pub fn data_from<T: Element>(values: Vec<T>, shape: &[usize]) -> Data {
+    Data::whole(Storage::from_vec(values), shape)
 }
 
-/// Cast a whole tensor (contiguous result, new storage).
-pub fn cast_tensor(t: &Tensor, dtype: DType) -> Tensor {
-    crate::with_dtype!(dtype, T => tensor_from(gather_as::<T>(t), &t.shape()))
+/// A contiguous copy of `x` in `dtype` (new storage).
+pub fn cast_data(x: &Data, dtype: DType) -> Data {
+    crate::with_dtype!(dtype, T => data_from(gather_data::<T>(x), &x.layout().shape))
 }
 
-/// Whether a floating or complex tensor holds a NaN (anomaly mode's check).
-pub fn has_nan(t: &Tensor) -> bool {
+/// Whether a floating or complex `x` holds a NaN (anomaly mode's check).
+pub fn has_nan(x: &Data) -> bool {
     // SAFETY: read-only scan; the borrowed data is dropped before returning.
-    unsafe { has_nan_in(t) }
+    unsafe { has_nan_in(x) }
 }
 
 /// # Safety
 /// As `contiguous_data`.
-unsafe fn has_nan_in(t: &Tensor) -> bool {
+unsafe fn has_nan_in(t: &Data) -> bool {
     use crate::kernels::traits::Float;
-    let t = &*t.data();
     match t.dtype() {
         DType::F16 => contiguous_data::<half::f16>(t).iter().any(|v| v.is_nan_()),
         DType::BF16 => contiguous_data::<half::bf16>(t).iter().any(|v| v.is_nan_()),

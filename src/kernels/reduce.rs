@@ -9,7 +9,7 @@ use crate::dtype::Element;
 use crate::kernels::PARALLEL_GRAIN;
 use crate::layout::Layout;
 use crate::shape::Dims;
-use crate::tensor::Tensor;
+use crate::storage::Data;
 
 /// Shape of the result with `dims` removed (keepdim is a view applied by the caller).
 pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
@@ -24,11 +24,10 @@ pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
 /// Apply `row_fn` to each contiguous row of reduced elements; one result per output
 /// element, in row-major output order.
 pub fn reduce_rows<T: Element, U: Send>(
-    x: &Tensor,
+    x: &Data,
     dims: &[usize],
     row_fn: impl Fn(&[T]) -> U + Sync + Send,
 ) -> Vec<U> {
-    let x = x.data();
     let nd = x.layout().ndim();
     let mut perm: SmallVec<[i64; 6]> = (0..nd)
         .filter(|d| !dims.contains(d))
@@ -40,7 +39,7 @@ pub fn reduce_rows<T: Element, U: Send>(
     let row_len: usize = dims.iter().map(|&d| shape[d]).product();
     let out_len: usize = reduced_shape(shape, dims).iter().product();
     let data = crate::with_dtype!(x.dtype(), S => {
-        let src = crate::kernels::access_as::<S>(&x, layout);
+        let src = crate::kernels::access_as::<S>(x, layout);
         // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
         match unsafe { src.contiguous() } {
             Some(s) if S::DTYPE == T::DTYPE => {

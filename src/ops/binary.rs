@@ -5,11 +5,10 @@
 use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{
-    default_float_dtype, promote_with_scalar, result_type, Category, DType, Element, Scalar,
+    default_float_dtype, promote_with_scalar, result_type, Category, DType, Scalar,
 };
 use crate::error::{Error, Result};
-use crate::kernels::elementwise::{map, select, zip};
-use crate::kernels::traits::Arith;
+use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{
     batch_broadcast, batch_unary, elementwise_jvp, fit, linear_jvp, sum_tangents, Partial,
 };
@@ -19,45 +18,10 @@ use crate::ops::{
 };
 use crate::tensor::Tensor;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Arithmetic {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-}
-
-impl Arithmetic {
-    fn kernel_name(self) -> &'static str {
-        match self {
-            Arithmetic::Add => "add",
-            Arithmetic::Sub => "sub",
-            Arithmetic::Mul => "mul",
-            Arithmetic::Div => "div",
-            Arithmetic::Pow => "pow",
-        }
-    }
-    #[inline(always)]
-    fn eval<T: Arith>(self, a: T, b: T) -> T {
-        match self {
-            Arithmetic::Add => a + b,
-            Arithmetic::Sub => a - b,
-            Arithmetic::Mul => a * b,
-            Arithmetic::Div => a / b,
-            Arithmetic::Pow => a.powf(b),
-        }
-    }
-}
-
-fn bool_arith(kind: Arithmetic) -> Result<fn(bool, bool) -> bool> {
-    match kind {
-        Arithmetic::Add => Ok(|a, b| a | b),
-        Arithmetic::Mul => Ok(|a, b| a & b),
-        Arithmetic::Sub => Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")),
-        _ => Err(crate::dtype::unsupported(kind.kernel_name(), DType::Bool)),
-    }
-}
+/// The arithmetic kinds (the backend's `Binary`), as the op table names them.
+pub use crate::kernels::kinds::Binary as Arithmetic;
+/// The comparison kinds (the backend's `Compare`).
+pub use crate::kernels::kinds::Compare as Cmp;
 
 /// The dtype the op computes in (true division promotes integers to float).
 fn compute_dtype(kind: Arithmetic, d: DType) -> DType {
@@ -75,21 +39,14 @@ fn tensor_dtype(kind: Arithmetic, a: &Tensor, b: &Tensor) -> DType {
     )
 }
 
-/// a ⊕ b with broadcasting, computed in `dtype`.
+/// a ⊕ b with broadcasting, computed in `dtype` by the operands' backend.
 fn arith_tensor(kind: Arithmetic, a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor> {
-    if dtype == DType::Bool {
-        let f = bool_arith(kind)?;
-        return zip::<bool, bool>(a, b, f);
-    }
-    // One closure per kind: a runtime `match` inside the element loop would stop the
-    // compiler from vectorizing it.
-    crate::with_arith!(dtype, kind.kernel_name(), T => match kind {
-        Arithmetic::Add => zip::<T, T>(a, b, |x, y| x + y),
-        Arithmetic::Sub => zip::<T, T>(a, b, |x, y| x - y),
-        Arithmetic::Mul => zip::<T, T>(a, b, |x, y| x * y),
-        Arithmetic::Div => zip::<T, T>(a, b, |x, y| x / y),
-        Arithmetic::Pow => zip::<T, T>(a, b, Arith::powf),
-    })
+    Ok(wrap(backend(a)?.binary(
+        &a.data(),
+        &b.data(),
+        kind,
+        dtype,
+    )?))
 }
 
 /// a ⊕ s (or s ⊕ a when `reversed`), computed in `dtype`.
@@ -100,27 +57,13 @@ fn arith_scalar(
     reversed: bool,
     dtype: DType,
 ) -> Result<Tensor> {
-    if dtype == DType::Bool {
-        let f = bool_arith(kind)?;
-        let v = bool::from_scalar(s);
-        return Ok(map::<bool, bool>(a, move |x| {
-            if reversed {
-                f(v, x)
-            } else {
-                f(x, v)
-            }
-        }));
-    }
-    crate::with_arith!(dtype, kind.kernel_name(), T => {
-        let v = T::from_scalar(s);
-        let a = if a.dtype() == dtype { a.clone() } else { crate::kernels::cast_tensor(a, dtype) };
-        Ok(match (kind, reversed) {
-            (Arithmetic::Sub, true) => map::<T, T>(&a, move |x| v - x),
-            (Arithmetic::Pow, false) => map::<T, T>(&a, move |x| Arith::powf(x, v)),
-            (Arithmetic::Pow, true) => map::<T, T>(&a, move |x| Arith::powf(v, x)),
-            _ => map::<T, T>(&a, move |x| if reversed { kind.eval(v, x) } else { kind.eval(x, v) }),
-        })
-    })
+    Ok(wrap(backend(a)?.binary_scalar(
+        &a.data(),
+        s,
+        kind,
+        reversed,
+        dtype,
+    )?))
 }
 
 fn one(t: Tensor) -> Result<Outputs> {
@@ -180,7 +123,7 @@ impl Op for Sub {
         let (a, b) = (&inputs[0], &inputs[1]);
         let dtype = tensor_dtype(Arithmetic::Sub, a, b);
         if dtype == DType::Bool {
-            bool_arith(Arithmetic::Sub)?;
+            return Err(Arithmetic::Sub.bool_error());
         }
         let b = if self.alpha.is_one() {
             b.clone()
@@ -544,15 +487,8 @@ impl Op for Pow {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
+        // The backend refuses negative integer exponents (it owns the elements).
         let dtype = tensor_dtype(Arithmetic::Pow, a, b);
-        if dtype.category() == Category::Integral {
-            let negative = crate::with_dtype!(b.dtype(), T => crate::kernels::gather_as::<T>(b).iter().any(|v| v.to_f64() < 0.0));
-            if negative {
-                return Err(Error::runtime(
-                    "Integers to negative integer powers are not allowed.",
-                ));
-            }
-        }
         one(arith_tensor(Arithmetic::Pow, a, b, dtype)?)
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
@@ -627,60 +563,15 @@ fn real_part(t: &Tensor) -> Result<Tensor> {
 
 // ---------------------------------------------------------------- comparisons
 
-#[derive(Clone, Copy, Debug)]
-pub enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl Cmp {
-    #[inline(always)]
-    fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Cmp::Eq => "eq",
-            Cmp::Ne => "ne",
-            Cmp::Lt => "lt",
-            Cmp::Le => "le",
-            Cmp::Gt => "gt",
-            Cmp::Ge => "ge",
-        }
-    }
-}
-
 /// Comparison results are bool tensors and never carry history.
 pub fn compare(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
     let dtype = result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]);
-    match dtype {
-        DType::C64 => complex_eq::<num_complex::Complex32>(a, b, cmp),
-        DType::C128 => complex_eq::<num_complex::Complex64>(a, b, cmp),
-        d => {
-            crate::with_real!(d, cmp.name(), T => zip::<T, bool>(a, b, move |x, y| cmp.eval(x, y)))
-        }
-    }
-}
-
-/// Complex numbers only support == and !=.
-fn complex_eq<T: Element>(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
-    let want_equal = match cmp {
-        Cmp::Eq => true,
-        Cmp::Ne => false,
-        _ => return Err(crate::dtype::unsupported(cmp.name(), T::DTYPE)),
-    };
-    zip::<T, bool>(a, b, move |x, y| (x == y) == want_equal)
+    Ok(wrap(backend(a)?.compare(
+        &a.data(),
+        &b.data(),
+        cmp,
+        dtype,
+    )?))
 }
 
 pub fn compare_scalar(a: &Tensor, s: Scalar, cmp: Cmp) -> Result<Tensor> {
@@ -721,7 +612,12 @@ impl Op for Where {
             )));
         }
         let dtype = result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]);
-        one(crate::with_dtype!(dtype, T => select::<T>(c, a, b)?))
+        one(wrap(backend(a)?.select(
+            &c.data(),
+            &a.data(),
+            &b.data(),
+            dtype,
+        )?))
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(0))]

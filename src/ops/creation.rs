@@ -1,9 +1,12 @@
 //! Factories: zeros/ones/full/empty/arange/linspace/eye/rand/randn/randint and *_like.
 //! Results are leaves; `requires_grad` is applied by the caller.
 
-use crate::dtype::{default_float_dtype, Category, DType, Element, Scalar};
+use crate::device::Device;
+use crate::dtype::{default_float_dtype, Category, DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::random::with_generator;
+use crate::kernels::backend::backend_for;
+use crate::kernels::kinds::Random;
+use crate::ops::device::wrap;
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
 
@@ -33,60 +36,30 @@ fn check_float(dtype: DType, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// `shape` of `dtype` filled by the CPU backend's generator (factories make CPU tensors).
+fn random(shape: &[usize], dtype: DType, kind: Random) -> Result<Tensor> {
+    Ok(wrap(backend_for(Device::CPU)?.random(shape, dtype, kind)?))
+}
+
 /// Uniform [0, 1).
 pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "check_uniform_bounds")?;
-    let n = checked_numel(shape)?;
-    crate::storage::ensure_allocatable(n * 2, 8)?;
-    let v: Vec<f64> = with_generator(|g| {
-        (0..n * complex_factor(dtype))
-            .map(|_| g.uniform())
-            .collect()
-    });
-    from_f64s(v, shape, dtype)
+    random(shape, dtype, Random::Uniform)
 }
 
 /// Standard normal.
 pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
     check_float(dtype, "normal_kernel_cpu")?;
-    let n = checked_numel(shape)?;
-    crate::storage::ensure_allocatable(n * 2, 8)?;
-    let scale = if dtype.is_complex() {
-        std::f64::consts::FRAC_1_SQRT_2
-    } else {
-        1.0
-    };
-    let v: Vec<f64> = with_generator(|g| {
-        (0..n * complex_factor(dtype))
-            .map(|_| g.normal() * scale)
-            .collect()
-    });
-    from_f64s(v, shape, dtype)
+    random(shape, dtype, Random::Normal)
 }
 
-fn complex_factor(dtype: DType) -> usize {
-    if dtype.is_complex() {
-        2
-    } else {
-        1
-    }
-}
-
+/// Real values computed here (arange, linspace) as a tensor of `dtype`.
 fn from_f64s(v: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
-    if dtype.is_complex() {
-        let c: Vec<num_complex::Complex64> = v
-            .chunks(2)
-            .map(|p| num_complex::Complex64::new(p[0], p[1]))
-            .collect();
-        let t = Tensor::from_vec(c, shape)?;
-        return Ok(crate::kernels::cast_tensor(&t, dtype));
-    }
     let t = Tensor::from_vec(v, shape)?;
-    Ok(if dtype == DType::F64 {
-        t
-    } else {
-        crate::kernels::cast_tensor(&t, dtype)
-    })
+    if dtype == DType::F64 {
+        return Ok(t);
+    }
+    crate::ops::device::cast(&t, dtype)
 }
 
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
@@ -95,15 +68,7 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Ten
             "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )));
     }
-    let n = checked_numel(shape)?;
-    crate::storage::ensure_allocatable(n, 8)?;
-    let v: Vec<i64> = with_generator(|g| (0..n).map(|_| g.int_range(low, high)).collect());
-    let t = Tensor::from_vec(v, shape)?;
-    Ok(if dtype == DType::I64 {
-        t
-    } else {
-        crate::kernels::cast_tensor(&t, dtype)
-    })
+    random(shape, dtype, Random::Int { low, high })
 }
 
 /// arange(start, end, step): integer dtype when all three are integers.
@@ -138,7 +103,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
         let (si, sti) = (start_int(start), start_int(step));
         let v: Vec<i64> = (0..n as i64).map(|i| si + i * sti).collect();
         let t = Tensor::from_vec(v, &[n])?;
-        return Ok(crate::kernels::cast_tensor(&t, dtype));
+        return crate::ops::device::cast(&t, dtype);
     }
     let v: Vec<f64> = (0..n).map(|i| s + i as f64 * st).collect();
     from_f64s(v, &[n], dtype)
@@ -183,13 +148,9 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
 
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(&[n, m], dtype)?;
-    crate::with_dtype!(dtype, T => {
-        let data = t.data();
-        let diag = crate::kernels::access_as::<T>(&data, data.layout().diagonal(0, 0, 1)?);
-        for i in 0..n.min(m) {
-            // SAFETY: element i of the diagonal layout of a fresh tensor nobody else sees.
-            unsafe { diag.write(i * (m + 1), T::one()) };
-        }
-    });
+    let data = t.data();
+    let diag = crate::storage::Data::new(data.storage().clone(), data.layout().diagonal(0, 0, 1)?)?;
+    crate::ops::device::backend(&t)?.fill(&diag, Scalar::Int(1))?;
+    drop(data);
     Ok(t)
 }

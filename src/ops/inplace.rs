@@ -8,8 +8,8 @@ use crate::autograd::grad_mode;
 use crate::autograd::view::rebase_history_on_view;
 use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::copy::write_into;
 use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
+use crate::ops::device::write_into;
 use crate::ops::unary::Clamp;
 use crate::ops::{build_node, recording, Grads, JvpCtx, Op, Outputs, SaveRef, Tangents, VjpCtx};
 use crate::tensor::{CreationMeta, Tensor};
@@ -196,10 +196,10 @@ impl Op for Copy {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (dst, src) = (&inputs[0], &inputs[1]);
         let expanded = crate::ops::view::expand(&src.alias_detached(), &dst.shape())?;
-        Ok(smallvec::smallvec![crate::kernels::cast_tensor(
+        Ok(smallvec::smallvec![crate::ops::device::cast(
             &expanded,
             dst.dtype()
-        )])
+        )?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;

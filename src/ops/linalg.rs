@@ -4,9 +4,9 @@
 use smallvec::{smallvec, SmallVec};
 
 use crate::error::{Error, Result};
-use crate::kernels::matmul::{batched, MatRef};
-use crate::kernels::tensor_from;
+use crate::kernels::matmul::MatRef;
 use crate::ops::binary::mul;
+use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp};
 use crate::ops::unary::conj;
 use crate::ops::view::{expand, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
@@ -68,8 +68,8 @@ fn product(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Result<Tensor> {
     };
     let am = mat(a, &batch_offsets(a, batch), a_row, a_col);
     let bm = mat(b, &batch_offsets(b, batch), b_row, b_col);
-    let out = crate::with_arith!(a.dtype(), "addmm_impl_cpu_", T => tensor_from(batched::<T>(a, b, &am, &bm, m, k, n)?, out_shape));
-    Ok(out)
+    let out = backend(a)?.matmul(&a.data(), &b.data(), &am, &bm, [m, k, n], out_shape)?;
+    Ok(wrap(out))
 }
 
 fn shape_error(a: &Tensor, b: &Tensor) -> Error {
@@ -431,10 +431,8 @@ impl Op for ScatterIntoZeros {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (src, idx) = (&inputs[0], &inputs[1]);
-        let zeros = Tensor::zeros(&self.shape, src.dtype())?;
-        let out = crate::with_arith!(src.dtype(), "scatter", T =>
-            tensor_from(crate::kernels::index::scatter_add::<T>(&zeros, self.dim, idx, src)?, &self.shape));
-        Ok(smallvec![out])
+        let out = backend(src)?.scatter_add(&self.shape, self.dim, &idx.data(), &src.data())?;
+        Ok(smallvec![wrap(out)])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(1))]
@@ -475,9 +473,8 @@ impl Op for Gather {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (src, idx) = (&inputs[0], &inputs[1]);
-        let out = crate::with_dtype!(src.dtype(), T =>
-            tensor_from(crate::kernels::index::gather::<T>(src, self.dim, idx)?, &idx.shape()));
-        Ok(smallvec![out])
+        let out = backend(src)?.gather(&src.data(), self.dim, &idx.data())?;
+        Ok(smallvec![wrap(out)])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(1))]

@@ -28,6 +28,7 @@
 
 pub mod binary;
 pub mod creation;
+pub mod device;
 pub mod inplace;
 pub mod linalg;
 pub mod reduce;

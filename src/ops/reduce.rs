@@ -2,12 +2,11 @@
 
 use smallvec::{smallvec, SmallVec};
 
-use crate::dtype::{Category, DType, Element, Scalar};
+use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::reduce::{reduce_rows, reduced_shape};
-use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
-use crate::kernels::tensor_from;
+use crate::kernels::kinds::Reduce;
 use crate::ops::binary::{div, div_scalar, mul};
+use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{linear_jvp, logical_rank, to_front};
 use crate::ops::view::{expand, reshape, unsqueeze};
 use crate::ops::{
@@ -43,36 +42,12 @@ fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
 }
 
 fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
-    let out_shape = reduced_shape(&x.shape(), dims);
-    if dtype == DType::Bool {
-        let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
-        return Ok(tensor_from(v, &out_shape));
-    }
-    // Contiguous input reduced over its leading or its trailing dims: summed in place,
-    // without gathering rows first.
-    let direct = x.is_contiguous() && x.dtype() == dtype && !dims.is_empty();
-    let leading = direct && dims.iter().enumerate().all(|(i, &d)| i == d);
-    let trailing = direct
-        && dims
-            .iter()
-            .enumerate()
-            .all(|(i, &d)| d == x.dim() - dims.len() + i);
-    let kept: usize = out_shape.iter().product();
-    crate::with_arith!(dtype, "sum", T => {
-        if (leading && kept > 1) || trailing {
-            // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
-            let x = x.data();
-            let data = unsafe { crate::kernels::contiguous_data::<T>(&x) };
-            let reduced = x.layout().numel() / kept.max(1);
-            let sums = if leading && kept > 1 {
-                sum_leading(&data, reduced, kept)
-            } else {
-                sum_trailing(&data, kept, reduced)
-            };
-            return Ok(tensor_from(sums, &out_shape));
-        }
-        Ok(tensor_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
-    })
+    Ok(wrap(backend(x)?.reduce(
+        &x.data(),
+        dims,
+        Reduce::Sum,
+        dtype,
+    )?))
 }
 
 /// sum / mean. `full` distinguishes torch's overloads (SumBackward0 vs SumBackward1).
@@ -234,26 +209,12 @@ pub enum Extreme {
 }
 
 impl Extreme {
-    fn better<T: PartialOrd>(self, a: T, b: T) -> bool {
+    fn kind(self) -> Reduce {
         match self {
-            Extreme::Max => a > b,
-            Extreme::Min => a < b,
+            Extreme::Max => Reduce::Max,
+            Extreme::Min => Reduce::Min,
         }
     }
-}
-
-/// Index of the max/min of a row; NaN wins (torch propagates NaN).
-fn arg_extreme<T: crate::kernels::traits::Real>(row: &[T], which: Extreme) -> usize {
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate() {
-        if v.is_nan_r() {
-            return i;
-        }
-        if which.better(v, row[best]) {
-            best = i;
-        }
-    }
-    best
 }
 
 /// max()/min() over all elements (MaxBackward1 / MinBackward1): the gradient is shared
@@ -277,12 +238,8 @@ impl Op for ExtremeAll {
             )));
         }
         let dims: Dims = (0..x.dim()).collect();
-        let which = self.which;
-        let out = crate::with_real!(x.dtype(), "max_all", T => {
-            let v = reduce_rows::<T, T>(x, &dims, |r| r[arg_extreme(r, which)]);
-            tensor_from(v, &[])
-        });
-        Ok(smallvec![out])
+        let out = backend(x)?.reduce(&x.data(), &dims, self.which.kind(), x.dtype())?;
+        Ok(smallvec![wrap(out)])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(0)), Some(SaveRef::Output(0))]
@@ -333,21 +290,14 @@ impl Op for ExtremeDim {
             )));
         }
         let dims: &[usize] = if x.dim() == 0 { &[] } else { &dims };
-        let shape = if self.keepdim {
-            keepdim_shape(&x.shape(), dims)
-        } else {
-            reduced_shape(&x.shape(), dims)
-        };
-        let which = self.which;
-        let (values, indices) = crate::with_real!(x.dtype(), "max", T => {
-            let pairs = reduce_rows::<T, (T, i64)>(x, dims, |r| {
-                if r.is_empty() { return (T::zero(), 0); }
-                let i = arg_extreme(r, which);
-                (r[i], i as i64)
-            });
-            let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
-            (tensor_from(v, &shape), tensor_from(i, &shape))
-        });
+        let (values, indices) =
+            backend(x)?.reduce_with_index(&x.data(), dims, self.which.kind())?;
+        let (mut values, mut indices) = (wrap(values), wrap(indices));
+        if self.keepdim {
+            let shape = keepdim_shape(&x.shape(), dims);
+            values = values.fresh_with_shape(&shape);
+            indices = indices.fresh_with_shape(&shape);
+        }
         Ok(smallvec![values, indices])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {

@@ -1,18 +1,14 @@
 //! Elementwise unary ops. Complex gradients follow torch's conjugate-Wirtinger
 //! convention: for holomorphic f, grad_in = grad * conj(f'(z)).
 
-// The ordered kernels are instantiated for bool too, where clippy flags `v > x`.
-#![allow(clippy::bool_comparison)]
-
 use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::Scalar;
-use crate::dtype::{default_float_dtype, DType, Element};
+use crate::dtype::{default_float_dtype, DType};
 use crate::error::Result;
-use crate::kernels::elementwise::{map, map_float};
-use crate::kernels::traits::{Float, Real};
-use crate::kernels::vmath::Unary;
+use crate::kernels::kinds::{Math, Unary};
 use crate::ops::binary::{mul, mul_scalar, sub_scalar_rev};
+use crate::ops::device::{backend, cast, wrap};
 use crate::ops::rules::{batch_unary, elementwise_jvp, linear_jvp, Partial};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
@@ -20,18 +16,23 @@ use crate::ops::{
 use crate::tensor::Tensor;
 
 /// Integer and bool inputs of floating ops compute in the default float dtype.
-fn float_input(x: &Tensor) -> Tensor {
+fn float_dtype(x: &Tensor) -> DType {
     if x.dtype().is_differentiable() {
-        x.clone()
+        x.dtype()
     } else {
-        crate::kernels::cast_tensor(x, default_float_dtype())
+        default_float_dtype()
     }
+}
+
+/// `op` over `x` by its device's backend, computed in `dtype`.
+fn run(x: &Tensor, op: Unary, dtype: DType) -> Result<Outputs> {
+    Ok(smallvec![wrap(backend(x)?.unary(&x.data(), op, dtype)?)])
 }
 
 /// One elementwise float op from its derivative, stated once as a [`Partial`] of the
 /// saved value `v` (the input or the result, per `save`): vjp, jvp and batching follow.
 macro_rules! float_unary_op {
-    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $method:ident, $vmath:ident, save: $save:expr, d: |$v:ident| $d:expr) => {
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $vmath:ident, save: $save:expr, d: |$v:ident| $d:expr) => {
         $(#[$doc])*
         pub struct $ty;
         impl $ty {
@@ -40,8 +41,8 @@ macro_rules! float_unary_op {
         impl Op for $ty {
             fn name(&self) -> &'static str { $name }
             fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-                let x = float_input(&inputs[0]);
-                Ok(smallvec![crate::with_float!(x.dtype(), stringify!($fn_name), T => map_float::<T>(&x, Unary::$vmath, |v| v.$method()))])
+                let x = &inputs[0];
+                run(x, Unary::Math(Math::$vmath), float_dtype(x))
             }
             fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
             fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
@@ -64,24 +65,24 @@ macro_rules! float_unary_op {
     };
 }
 
-float_unary_op!(Exp, exp, "ExpBackward0", exp_, Exp, save: SaveRef::Output(0),
+float_unary_op!(Exp, exp, "ExpBackward0", Exp, save: SaveRef::Output(0),
     d: |y| Partial::Mul(y.clone()));
-float_unary_op!(Log, log, "LogBackward0", ln_, Log, save: SaveRef::Input(0),
+float_unary_op!(Log, log, "LogBackward0", Log, save: SaveRef::Input(0),
     d: |x| Partial::Div(x.clone()));
-float_unary_op!(Sin, sin, "SinBackward0", sin_, Sin, save: SaveRef::Input(0),
+float_unary_op!(Sin, sin, "SinBackward0", Sin, save: SaveRef::Input(0),
     d: |x| Partial::Mul(cos(x)?));
-float_unary_op!(Cos, cos, "CosBackward0", cos_, Cos, save: SaveRef::Input(0),
+float_unary_op!(Cos, cos, "CosBackward0", Cos, save: SaveRef::Input(0),
     d: |x| Partial::Mul(neg(&sin(x)?)?));
-float_unary_op!(Tanh, tanh, "TanhBackward0", tanh_, Tanh, save: SaveRef::Output(0),
+float_unary_op!(Tanh, tanh, "TanhBackward0", Tanh, save: SaveRef::Output(0),
     d: |y| Partial::Mul(sub_scalar_rev(Scalar::Int(1), &mul(y, y)?)?));
-float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", sigmoid_, Sigmoid, save: SaveRef::Output(0),
+float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", Sigmoid, save: SaveRef::Output(0),
     d: |y| Partial::Mul(mul(y, &sub_scalar_rev(Scalar::Int(1), y)?)?));
-float_unary_op!(Sqrt, sqrt, "SqrtBackward0", sqrt_, Sqrt, save: SaveRef::Output(0),
+float_unary_op!(Sqrt, sqrt, "SqrtBackward0", Sqrt, save: SaveRef::Output(0),
     d: |y| Partial::Div(mul_scalar(y, Scalar::Int(2))?));
 
 float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
-Reciprocal, reciprocal, "ReciprocalBackward0", recip_, Reciprocal, save: SaveRef::Output(0),
+Reciprocal, reciprocal, "ReciprocalBackward0", Reciprocal, save: SaveRef::Output(0),
     d: |r| Partial::Mul(neg(&mul(r, r)?)?));
 
 pub struct Neg;
@@ -94,9 +95,7 @@ impl Op for Neg {
         if x.dtype() == DType::Bool {
             return Err(crate::error::Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
         }
-        Ok(smallvec![
-            crate::with_arith!(x.dtype(), "neg", T => map::<T, T>(x, crate::kernels::traits::Arith::neg))
-        ])
+        run(x, Unary::Neg, x.dtype())
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(neg(&ctx.grad(0)?)?)])
@@ -123,11 +122,7 @@ impl Op for Relu {
         if x.dtype() == DType::Bool {
             return Err(crate::dtype::unsupported("clamp_min_cpu", DType::Bool));
         }
-        Ok(smallvec![
-            crate::with_real!(x.dtype(), "relu", T => map::<T, T>(x, |v| {
-                if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
-            }))
-        ])
+        run(x, Unary::Relu, x.dtype())
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Output(0))]
@@ -165,14 +160,7 @@ impl Op for Abs {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![match x.dtype() {
-            DType::C64 => map::<num_complex::Complex32, f32>(x, |v| v.norm()),
-            DType::C128 => map::<num_complex::Complex64, f64>(x, |v| v.norm()),
-            DType::Bool => return Err(crate::dtype::unsupported("abs_cpu", DType::Bool)),
-            d => crate::with_arith!(d, "abs", T => map::<T, T>(x, |v| {
-                if v.to_f64() < 0.0 { crate::kernels::traits::Arith::neg(v) } else { v }
-            })),
-        }])
+        run(x, Unary::Abs, x.dtype())
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(0))]
@@ -204,28 +192,7 @@ impl Op for Sgn {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![match x.dtype() {
-            DType::C64 => map::<num_complex::Complex32, num_complex::Complex32>(x, |v| {
-                let n = v.norm();
-                if n == 0.0 {
-                    v
-                } else {
-                    v / n
-                }
-            }),
-            DType::C128 => map::<num_complex::Complex64, num_complex::Complex64>(x, |v| {
-                let n = v.norm();
-                if n == 0.0 {
-                    v
-                } else {
-                    v / n
-                }
-            }),
-            d => crate::with_real!(d, "sign", T => map::<T, T>(x, |v| {
-                let f = v.to_f64();
-                T::from_f64(if f > 0.0 { 1.0 } else if f < 0.0 { -1.0 } else { f })
-            })),
-        }])
+        run(x, Unary::Sgn, x.dtype())
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![needs[0].then_some(SaveRef::Input(0))]
@@ -265,9 +232,7 @@ impl Op for Conj {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![
-            crate::with_float!(x.dtype(), "conj", T => map::<T, T>(x, |v| v.conj_()))
-        ])
+        run(x, Unary::Conj, x.dtype())
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(conj(&ctx.grad(0)?)?)])
@@ -294,11 +259,10 @@ impl Op for Real_ {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![match x.dtype() {
-            DType::C64 => map::<num_complex::Complex32, f32>(x, |v| v.re),
-            DType::C128 => map::<num_complex::Complex64, f64>(x, |v| v.re),
-            _ => x.clone(),
-        }])
+        if !x.dtype().is_complex() {
+            return Ok(smallvec![x.clone()]);
+        }
+        run(x, Unary::Real, x.dtype())
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -325,7 +289,7 @@ impl Op for Clone_ {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        Ok(smallvec![crate::kernels::cast_tensor(x, x.dtype())])
+        Ok(smallvec![cast(x, x.dtype())?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(ctx.grad(0)?)])
@@ -351,9 +315,7 @@ impl Op for ToCopy {
         "ToCopyBackward0"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![crate::kernels::cast_tensor(
-            &inputs[0], self.dtype
-        )])
+        Ok(smallvec![cast(&inputs[0], self.dtype)?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -398,21 +360,8 @@ impl Op for Clamp {
             .iter()
             .flatten()
             .fold(x.dtype(), |d, &s| crate::dtype::promote_with_scalar(d, s));
-        let x = if dtype != x.dtype() {
-            crate::kernels::cast_tensor(x, dtype)
-        } else {
-            x.clone()
-        };
-        let (lo, hi) = (self.min, self.max);
-        Ok(smallvec![crate::with_real!(dtype, "clamp", T => {
-            let lo = lo.map(T::from_scalar);
-            let hi = hi.map(T::from_scalar);
-            map::<T, T>(&x, move |v| {
-                if v.is_nan_r() { return v; }
-                let v = match lo { Some(l) if v < l => l, _ => v };
-                match hi { Some(h) if v > h => h, _ => v }
-            })
-        })])
+        let out = backend(x)?.clamp(&x.data(), self.min, self.max, dtype)?;
+        Ok(smallvec![wrap(out)])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Input(0))]
@@ -463,10 +412,7 @@ impl Op for UndefinedGrad {
         "UndefinedGradBackward"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![crate::kernels::cast_tensor(
-            &inputs[0],
-            inputs[0].dtype()
-        )])
+        Ok(smallvec![cast(&inputs[0], inputs[0].dtype())?])
     }
     fn vjp(&self, _ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![None])

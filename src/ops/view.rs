@@ -239,9 +239,8 @@ impl Op for Restride {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let out = crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
-            crate::kernels::tensor_from(crate::kernels::index::restride::<T>(x, &self.from, &self.to)?, &self.to.shape));
-        Ok(smallvec![out])
+        let out = crate::ops::device::backend(x)?.restride(&x.data(), &self.from, &self.to)?;
+        Ok(smallvec![crate::ops::device::wrap(out)])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(restride(

@@ -27,7 +27,7 @@ fn random_for(ts: &[Tensor]) -> Vec<Option<Tensor>> {
 }
 
 fn values(t: &Tensor) -> Vec<Complex64> {
-    crate::kernels::gather_as::<Complex64>(&crate::kernels::cast_tensor(t, DType::C128))
+    t.to_vec::<Complex64>()
 }
 
 /// `Re(sum(conj(a) * b))`.
@@ -180,7 +180,7 @@ fn stack(ts: &[Tensor], bdim: usize) -> Tensor {
     let mut shape = vec![ts.len()];
     shape.extend(ts[0].dims());
     let flat = crate::with_dtype!(ts[0].dtype(), T => {
-        let v: Vec<T> = ts.iter().flat_map(crate::kernels::gather_as::<T>).collect();
+        let v: Vec<T> = ts.iter().flat_map(|t| t.to_vec::<T>()).collect();
         Tensor::from_vec(v, &shape).unwrap()
     });
     let mut perm: Vec<i64> = (1..shape.len() as i64).collect();

@@ -1,0 +1,101 @@
+//! The CPU backend: each kind of the `Backend` trait dispatched to the generic kernels
+//! of `kernels/` for the element type of its dtype. Per-element closures live here and
+//! in the submodules, never in ops.
+
+mod arith;
+mod random;
+mod reduce;
+mod unary;
+
+use crate::dtype::{DType, Scalar};
+use crate::error::Result;
+use crate::kernels::backend::Backend;
+use crate::kernels::kinds::{Binary, Compare, Random, Reduce, Unary};
+use crate::kernels::matmul::{batched, MatRef};
+use crate::kernels::{cast_data, data_from};
+use crate::layout::Layout;
+use crate::storage::Data;
+
+pub struct Cpu;
+
+impl Backend for Cpu {
+    fn unary(&self, x: &Data, op: Unary, dtype: DType) -> Result<Data> {
+        unary::unary(x, op, dtype)
+    }
+    fn binary(&self, a: &Data, b: &Data, op: Binary, dtype: DType) -> Result<Data> {
+        arith::binary(a, b, op, dtype)
+    }
+    fn binary_scalar(
+        &self,
+        a: &Data,
+        s: Scalar,
+        op: Binary,
+        reversed: bool,
+        dtype: DType,
+    ) -> Result<Data> {
+        arith::binary_scalar(a, s, op, reversed, dtype)
+    }
+    fn compare(&self, a: &Data, b: &Data, op: Compare, dtype: DType) -> Result<Data> {
+        arith::compare(a, b, op, dtype)
+    }
+    fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data> {
+        crate::with_dtype!(dtype, T => crate::kernels::elementwise::select::<T>(cond, a, b))
+    }
+    fn clamp(
+        &self,
+        x: &Data,
+        lo: Option<Scalar>,
+        hi: Option<Scalar>,
+        dtype: DType,
+    ) -> Result<Data> {
+        arith::clamp(x, lo, hi, dtype)
+    }
+    fn cast(&self, x: &Data, dtype: DType) -> Result<Data> {
+        crate::storage::ensure_allocatable(x.layout().numel(), dtype.itemsize())?;
+        Ok(cast_data(x, dtype))
+    }
+    fn reduce(&self, x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
+        reduce::reduce(x, dims, op, dtype)
+    }
+    fn reduce_with_index(&self, x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
+        reduce::reduce_with_index(x, dims, op)
+    }
+    fn matmul(
+        &self,
+        a: &Data,
+        b: &Data,
+        a_mats: &[MatRef],
+        b_mats: &[MatRef],
+        [m, k, n]: [usize; 3],
+        out_shape: &[usize],
+    ) -> Result<Data> {
+        Ok(crate::with_arith!(a.dtype(), "addmm_impl_cpu_", T =>
+            data_from(batched::<T>(a, b, a_mats, b_mats, m, k, n)?, out_shape)))
+    }
+    fn gather(&self, src: &Data, dim: usize, index: &Data) -> Result<Data> {
+        Ok(crate::with_dtype!(src.dtype(), T =>
+            data_from(crate::kernels::index::gather::<T>(src, dim, index)?, &index.layout().shape)))
+    }
+    fn scatter_add(&self, shape: &[usize], dim: usize, index: &Data, src: &Data) -> Result<Data> {
+        Ok(crate::with_arith!(src.dtype(), "scatter", T =>
+            data_from(crate::kernels::index::scatter_add::<T>(shape, dim, index, src)?, shape)))
+    }
+    fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data> {
+        Ok(crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
+            data_from(crate::kernels::index::restride::<T>(x, from, to)?, &to.shape)))
+    }
+    fn copy_into(&self, dst: &Data, src: &Data) -> Result<()> {
+        crate::kernels::copy::write_into(dst, src)
+    }
+    fn fill(&self, dst: &Data, value: Scalar) -> Result<()> {
+        use crate::dtype::Element;
+        crate::with_dtype!(dst.dtype(), T => crate::kernels::copy::fill(dst, T::from_scalar(value)));
+        Ok(())
+    }
+    fn random(&self, shape: &[usize], dtype: DType, kind: Random) -> Result<Data> {
+        random::random(shape, dtype, kind)
+    }
+    fn has_nan(&self, x: &Data) -> Result<bool> {
+        Ok(crate::kernels::has_nan(x))
+    }
+}

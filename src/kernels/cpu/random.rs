@@ -1,0 +1,60 @@
+//! Random fills on the CPU: values drawn in order from the process generator (as f64 or
+//! i64, complex values as (re, im) pairs), then cast to the dtype asked for.
+
+use num_complex::Complex64;
+
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::kinds::Random;
+use crate::kernels::random::with_generator;
+use crate::kernels::{cast_data, data_from};
+use crate::shape::checked_numel;
+use crate::storage::Data;
+
+pub fn random(shape: &[usize], dtype: DType, kind: Random) -> Result<Data> {
+    let n = checked_numel(shape)?;
+    // Drawn at 8 bytes per value before the cast (room for complex pairs when floating).
+    let slots = match kind {
+        Random::Int { .. } => n,
+        _ => n.saturating_mul(2),
+    };
+    crate::storage::ensure_allocatable(slots, 8)?;
+    let draws = if dtype.is_complex() { 2 * n } else { n };
+    let drawn = match kind {
+        Random::Int { low, high } => {
+            let v: Vec<i64> = with_generator(|g| (0..n).map(|_| g.int_range(low, high)).collect());
+            data_from(v, shape)
+        }
+        Random::Uniform => from_f64s(
+            with_generator(|g| (0..draws).map(|_| g.uniform()).collect()),
+            shape,
+            dtype,
+        ),
+        Random::Normal => {
+            let scale = if dtype.is_complex() {
+                std::f64::consts::FRAC_1_SQRT_2
+            } else {
+                1.0
+            };
+            from_f64s(
+                with_generator(|g| (0..draws).map(|_| g.normal() * scale).collect()),
+                shape,
+                dtype,
+            )
+        }
+    };
+    Ok(if drawn.dtype() == dtype {
+        drawn
+    } else {
+        cast_data(&drawn, dtype)
+    })
+}
+
+/// Drawn values as f64, or as complex128 from (re, im) pairs when `dtype` is complex.
+fn from_f64s(v: Vec<f64>, shape: &[usize], dtype: DType) -> Data {
+    if dtype.is_complex() {
+        let c: Vec<Complex64> = v.chunks(2).map(|p| Complex64::new(p[0], p[1])).collect();
+        return data_from(c, shape);
+    }
+    data_from(v, shape)
+}

@@ -1,0 +1,93 @@
+//! Reductions on the CPU: sums (blocked kernels in kernels/sum.rs) and max/min with
+//! their positions.
+
+use crate::dtype::{DType, Element};
+use crate::error::Result;
+use crate::kernels::data_from;
+use crate::kernels::kinds::Reduce;
+use crate::kernels::reduce::{reduce_rows, reduced_shape};
+use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
+use crate::kernels::traits::Real;
+use crate::storage::Data;
+
+pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
+    let out_shape = reduced_shape(&x.layout().shape, dims);
+    match op {
+        Reduce::Sum => sum(x, dims, dtype),
+        // NaN wins, and a row of no elements gives zero.
+        Reduce::Max | Reduce::Min => Ok(crate::with_real!(dtype, "max_all", T => {
+            let v = reduce_rows::<T, T>(x, dims, |r| {
+                if r.is_empty() { T::zero() } else { r[arg_extreme(r, op)] }
+            });
+            data_from(v, &out_shape)
+        })),
+    }
+}
+
+fn sum(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
+    let layout = x.layout();
+    let out_shape = reduced_shape(&layout.shape, dims);
+    if dtype == DType::Bool {
+        let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
+        return Ok(data_from(v, &out_shape));
+    }
+    // Contiguous input reduced over its leading or its trailing dims: summed in place,
+    // without gathering rows first.
+    let nd = layout.ndim();
+    let direct = layout.is_contiguous() && x.dtype() == dtype && !dims.is_empty();
+    let leading = direct && dims.iter().enumerate().all(|(i, &d)| i == d);
+    let trailing = direct
+        && dims
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d == nd - dims.len() + i);
+    let kept: usize = out_shape.iter().product();
+    crate::with_arith!(dtype, "sum", T => {
+        if (leading && kept > 1) || trailing {
+            // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+            let data = unsafe { crate::kernels::contiguous_data::<T>(x) };
+            let reduced = layout.numel() / kept.max(1);
+            let sums = if leading && kept > 1 {
+                sum_leading(&data, reduced, kept)
+            } else {
+                sum_trailing(&data, kept, reduced)
+            };
+            return Ok(data_from(sums, &out_shape));
+        }
+        Ok(data_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
+    })
+}
+
+/// Max/min over `dims` with the position of the chosen element in each row.
+pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
+    let shape = reduced_shape(&x.layout().shape, dims);
+    Ok(crate::with_real!(x.dtype(), "max", T => {
+        let pairs = reduce_rows::<T, (T, i64)>(x, dims, |r| {
+            if r.is_empty() { return (T::zero(), 0); }
+            let i = arg_extreme(r, op);
+            (r[i], i as i64)
+        });
+        let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
+        (data_from(v, &shape), data_from(i, &shape))
+    }))
+}
+
+/// Index of the max (or, for any other kind, the min) of a nonempty row; NaN wins
+/// (torch propagates NaN).
+fn arg_extreme<T: Real>(row: &[T], op: Reduce) -> usize {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v.is_nan_r() {
+            return i;
+        }
+        let better = if op == Reduce::Max {
+            v > row[best]
+        } else {
+            v < row[best]
+        };
+        if better {
+            best = i;
+        }
+    }
+    best
+}

@@ -1,0 +1,87 @@
+//! Elementwise functions of one tensor on the CPU: one closure per kind and type (a
+//! runtime match inside the element loop would stop the compiler from vectorizing).
+
+// The ordered kernels are instantiated for bool too, where clippy flags `v > x`.
+#![allow(clippy::bool_comparison)]
+
+use std::borrow::Cow;
+
+use num_complex::{Complex32, Complex64};
+
+use crate::dtype::{DType, Element};
+use crate::error::Result;
+use crate::kernels::cast_data;
+use crate::kernels::elementwise::{map, map_float};
+use crate::kernels::kinds::{Math, Unary};
+use crate::kernels::traits::{Arith, Float, Real};
+use crate::storage::Data;
+
+pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
+    let x = if x.dtype() == dtype {
+        Cow::Borrowed(x)
+    } else {
+        Cow::Owned(cast_data(x, dtype))
+    };
+    let x = &*x;
+    Ok(match op {
+        Unary::Math(m) => crate::with_float!(dtype, op.name(), T => math::<T>(x, m)?),
+        Unary::Neg => crate::with_arith!(dtype, "neg", T => map::<T, T>(x, Arith::neg)),
+        Unary::Relu => crate::with_real!(dtype, "relu", T => map::<T, T>(x, |v| {
+            if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
+        })),
+        Unary::Abs => match dtype {
+            DType::C64 => map::<Complex32, f32>(x, |v| v.norm()),
+            DType::C128 => map::<Complex64, f64>(x, |v| v.norm()),
+            DType::Bool => return Err(crate::dtype::unsupported("abs_cpu", DType::Bool)),
+            d => crate::with_arith!(d, "abs", T => map::<T, T>(x, |v| {
+                if v.to_f64() < 0.0 { Arith::neg(v) } else { v }
+            })),
+        },
+        Unary::Sgn => match dtype {
+            DType::C64 => map::<Complex32, Complex32>(x, |v| {
+                let n = v.norm();
+                if n == 0.0 {
+                    v
+                } else {
+                    v / n
+                }
+            }),
+            DType::C128 => map::<Complex64, Complex64>(x, |v| {
+                let n = v.norm();
+                if n == 0.0 {
+                    v
+                } else {
+                    v / n
+                }
+            }),
+            d => crate::with_real!(d, "sign", T => map::<T, T>(x, |v| {
+                let f = v.to_f64();
+                T::from_f64(if f > 0.0 { 1.0 } else if f < 0.0 { -1.0 } else { f })
+            })),
+        },
+        Unary::Conj => crate::with_float!(dtype, "conj", T => map::<T, T>(x, |v| v.conj_())),
+        Unary::Real => match dtype {
+            DType::C64 => map::<Complex32, f32>(x, |v| v.re),
+            DType::C128 => map::<Complex64, f64>(x, |v| v.re),
+            d => cast_data(x, d),
+        },
+    })
+}
+
+/// A vector-kernel function: f32 and f64 run kernels::vmath; the other float and complex
+/// types compute element by element where they have the function.
+fn math<T: Float>(x: &Data, m: Math) -> Result<Data> {
+    Ok(match m {
+        Math::Exp => map_float::<T>(x, m, |v| v.exp_()),
+        Math::Log => map_float::<T>(x, m, |v| v.ln_()),
+        Math::Sin => map_float::<T>(x, m, |v| v.sin_()),
+        Math::Cos => map_float::<T>(x, m, |v| v.cos_()),
+        Math::Tanh => map_float::<T>(x, m, |v| v.tanh_()),
+        Math::Sigmoid => map_float::<T>(x, m, |v| v.sigmoid_()),
+        Math::Sqrt => map_float::<T>(x, m, |v| v.sqrt_()),
+        Math::Reciprocal => map_float::<T>(x, m, |v| v.recip_()),
+        // Only the vector kernels have these (no op uses them on other types yet).
+        _ if matches!(T::DTYPE, DType::F32 | DType::F64) => map_float::<T>(x, m, |v| v),
+        _ => return Err(crate::dtype::unsupported(Unary::Math(m).name(), T::DTYPE)),
+    })
+}

@@ -1,0 +1,156 @@
+//! What a kernel computes, named by kind: the vocabulary ops speak to a `Backend` in.
+//! Kinds are plain values (no element type, no closure), so every backend can match on
+//! them and compile its own code per kind and dtype.
+
+use crate::dtype::DType;
+use crate::error::Error;
+
+/// The transcendental functions with vector kernels (the table in vmath/mod.rs).
+pub use crate::kernels::vmath::Unary as Math;
+
+/// Elementwise functions of one tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unary {
+    /// A floating-point function (exp, sin, ...): float and complex dtypes only.
+    Math(Math),
+    Neg,
+    /// |x|; of a complex tensor, its (real) modulus.
+    Abs,
+    /// max(x, 0), NaN kept.
+    Relu,
+    /// sign(x) for real tensors, x / |x| for complex (torch's sgn).
+    Sgn,
+    Conj,
+    /// The real part of a complex tensor.
+    Real,
+}
+
+impl Unary {
+    /// torch's kernel name, in "not implemented for 'Bool'"-style errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unary::Math(m) => math_name(m),
+            Unary::Neg => "neg",
+            Unary::Abs => "abs",
+            Unary::Relu => "relu",
+            Unary::Sgn => "sign",
+            Unary::Conj => "conj",
+            Unary::Real => "real",
+        }
+    }
+
+    /// The dtype of the result for an input (computed in) `dtype`.
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match self {
+            Unary::Abs | Unary::Real => dtype.to_real(),
+            _ => dtype,
+        }
+    }
+}
+
+/// Broadcasting arithmetic of two operands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+}
+
+impl Binary {
+    /// Why `self` cannot compute on bool (only `Add` = or and `Mul` = and can).
+    pub fn bool_error(self) -> Error {
+        match self {
+            Binary::Sub => Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."),
+            _ => crate::dtype::unsupported(self.name(), DType::Bool),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Binary::Add => "add",
+            Binary::Sub => "sub",
+            Binary::Mul => "mul",
+            Binary::Div => "div",
+            Binary::Pow => "pow",
+        }
+    }
+}
+
+/// Comparisons (bool results).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Compare {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Compare {
+    #[inline(always)]
+    pub fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Compare::Eq => a == b,
+            Compare::Ne => a != b,
+            Compare::Lt => a < b,
+            Compare::Le => a <= b,
+            Compare::Gt => a > b,
+            Compare::Ge => a >= b,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Compare::Eq => "eq",
+            Compare::Ne => "ne",
+            Compare::Lt => "lt",
+            Compare::Le => "le",
+            Compare::Gt => "gt",
+            Compare::Ge => "ge",
+        }
+    }
+}
+
+/// Random fills from the process generator (kernels::random), in a fixed order so a
+/// seed gives torch-like reproducible streams on one backend.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Random {
+    /// Uniform on [0, 1) (real and imaginary parts each, for complex).
+    Uniform,
+    /// Standard normal (a complex value has variance 1 in total).
+    Normal,
+    /// Integers uniform on [low, high).
+    Int { low: i64, high: i64 },
+}
+
+/// Reductions over a set of dims.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Reduce {
+    /// The sum (for bool: whether any element is set).
+    Sum,
+    /// The largest element; NaN wins (torch propagates NaN).
+    Max,
+    /// The smallest element; NaN wins.
+    Min,
+}
+
+/// The op's name for a vector-kernel function (as torch's errors spell it).
+fn math_name(m: Math) -> &'static str {
+    match m {
+        Math::Exp => "exp",
+        Math::Expm1 => "expm1",
+        Math::Log => "log",
+        Math::Log1p => "log1p",
+        Math::Sin => "sin",
+        Math::Cos => "cos",
+        Math::Tan => "tan",
+        Math::Tanh => "tanh",
+        Math::Sigmoid => "sigmoid",
+        Math::Erf => "erf",
+        Math::Sqrt => "sqrt",
+        Math::Rsqrt => "rsqrt",
+        Math::Reciprocal => "reciprocal",
+    }
+}

@@ -1,0 +1,43 @@
+//! The one place ops meet backends: the backend of a tensor's device, and `Data` from a
+//! kernel wrapped as a fresh tensor. Also the non-differentiable tensor-level kernels
+//! the engine and bindings need (cast, copy into, fill, NaN check).
+
+use crate::dtype::{DType, Scalar};
+use crate::error::Result;
+use crate::kernels::backend::{backend_for, Backend};
+use crate::storage::Data;
+use crate::tensor::Tensor;
+
+/// The backend that owns `t`'s memory.
+#[inline]
+pub fn backend(t: &Tensor) -> Result<&'static dyn Backend> {
+    backend_for(t.device())
+}
+
+/// A kernel's fresh result as a new tensor (no view, its own version counter).
+#[inline]
+pub fn wrap(d: Data) -> Tensor {
+    Tensor::from_data(d)
+}
+
+/// A contiguous copy of `t` in `dtype`, without history (the kernel behind `.to`,
+/// `clone` and the engine's gradient copies).
+pub fn cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    Ok(wrap(backend(t)?.cast(&t.data(), dtype)?))
+}
+
+/// `src` broadcast to `dst`'s shape and cast to its dtype, written into `dst`'s memory
+/// (no version bump, no history: callers do that).
+pub fn write_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    backend(dst)?.copy_into(&dst.data(), &src.data())
+}
+
+/// Every element of `t` set to `value` (no version bump, no history).
+pub fn fill(t: &Tensor, value: Scalar) -> Result<()> {
+    backend(t)?.fill(&t.data(), value)
+}
+
+/// Whether a floating or complex `t` holds a NaN (anomaly mode's check).
+pub fn has_nan(t: &Tensor) -> Result<bool> {
+    backend(t)?.has_nan(&t.data())
+}
