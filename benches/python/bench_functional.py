@@ -17,7 +17,7 @@ import argparse
 import importlib.util
 import sys
 
-from common import describe, fmt, interleaved_us, load_ferrograd, load_torch
+from common import describe, load_ferrograd, load_torch, run_paired_cases
 
 N = 100
 
@@ -70,18 +70,13 @@ def main():
     torch = load_torch(args.no_torch)
     describe(fg, torch)
     has_forward_ad = importlib.util.find_spec("ferrograd.autograd.forward_ad") is not None
-    headers = ("case", "ferrograd [ms]", "torch [ms]", "ferrograd/torch")
-    print(f"{headers[0]:<50} {headers[1]:>15} {headers[2]:>11} {headers[3]:>16}")
-    for name, build, rounds in CASES:
+
+    def skip(name):
         if name == FORWARD_OVER_REVERSE and not has_forward_ad:
-            print(f"{name:<50} skipped: ferrograd.autograd.forward_ad does not exist yet")
-            continue
-        rounds = max(3, rounds // 5) if args.quick else rounds
-        calls = [build(fg)] + ([build(torch)] if torch is not None else [])
-        times = [t / 1e3 for t in interleaved_us(calls, rounds)]
-        theirs = times[1] if torch is not None else None
-        ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
-        print(f"{name:<50} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)
+            return "ferrograd.autograd.forward_ad does not exist yet"
+        return None
+
+    run_paired_cases(CASES, fg, torch, quick=args.quick, width=50, skip=skip)
     return 0
 
 
