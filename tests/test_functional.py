@@ -525,3 +525,57 @@ def test_vhp_hvp_create_graph_is_differentiable(fn):
     assert out.requires_grad and res.requires_grad
     (g,) = torch.autograd.grad(res.sum(), x)
     close(g, np.full(3, 6.0))
+
+
+class _SkewProduct(torch.autograd.Function):
+    """x * y with a deliberately asymmetric backward (grad·y, grad·2x): the "Hessian"
+    d(backward)/d(inputs) is [[0, 1], [2, 0]], so vᵀH and Hv differ."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return grad * y, grad * 2 * x
+
+
+def test_C308_hvp_is_H_times_v_and_vhp_is_v_times_H():
+    x, y = rand64(1), rand64(1)
+    v = (torch.ones(1, dtype=F64), torch.zeros(1, dtype=F64))
+    f = lambda a, b: _SkewProduct.apply(a, b).sum()  # noqa: E731
+    _, left = vhp(f, (x, y), v)
+    _, right = hvp(f, (x, y), v)
+    close(left[0], [0.0])
+    close(left[1], [1.0])
+    close(right[0], [0.0])
+    close(right[1], [2.0])
+
+
+def test_C303_hessian_of_a_one_element_non_scalar_output():
+    # The one element is squeezed out: the result is input.shape + input.shape.
+    x = rand64(3)
+    h = hessian(lambda a: (a**3).sum().reshape(1, 1), x)
+    assert h.shape == (3, 3)
+    close(h, np.diag(6 * x.numpy()))
+
+
+def test_C295_vectorize_is_one_batched_grad_call(monkeypatch):
+    # vectorize=True must reach autograd.grad(is_grads_batched=True) once, so that the
+    # vmap engine can replace the per-row loop underneath it.
+    calls = []
+    real_grad = torch.autograd.grad
+
+    def recording_grad(*args, **kwargs):
+        calls.append(kwargs.get("is_grads_batched", False))
+        return real_grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", recording_grad)
+    x = rand64(4)
+    jacobian(lambda a: (a.sin(), a.sum()), x, vectorize=True)
+    assert calls == [True]
+    calls.clear()
+    jacobian(lambda a: (a.sin(), a.sum()), x)
+    assert calls == [False] * 5
