@@ -16,6 +16,7 @@ SCRIPTS = (
     "bench_mlp.py",
     "bench_unary.py",
     "bench_kernels.py",
+    "bench_functional.py",
 )
 
 

@@ -9,7 +9,7 @@ import collections.abc
 import warnings
 
 from .. import _C
-from . import function, graph
+from . import function, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -30,6 +30,7 @@ __all__ = [
     "set_detect_anomaly",
     "Function",
     "function",
+    "functional",
     "backward",
     "grad",
     "graph",
