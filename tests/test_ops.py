@@ -1,8 +1,10 @@
 """Tests generated from the op database (tests/opdb.py): for every entry and sample,
 
 - the forward result equals numpy's (float64, float32, complex128 where supported),
-- gradcheck passes in float64 (and complex128 where supported),
-- gradgradcheck passes in float64 where the entry supports it,
+- gradcheck passes in float64 (and complex128 where supported), in reverse mode and in
+  forward mode (jvp columns against finite differences; issue 9),
+- gradgradcheck passes in float64 where the entry supports it, reverse-over-reverse and
+  forward-over-reverse,
 - float32 gradients agree with float64 ones,
 - the output's grad_fn has torch's name where the database pins one.
 
@@ -104,7 +106,7 @@ def test_forward(op, sample, dtype):
 @pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_grad))
 def test_gradcheck(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True)
 
 
 @pytest.mark.parametrize(
@@ -112,13 +114,13 @@ def test_gradcheck(op, sample):
 )
 def test_gradcheck_complex(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True)
 
 
 @pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_gradgrad))
 def test_gradgradcheck(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradgradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs, check_fwd_over_rev=True)
 
 
 def _grads(op, sample):
