@@ -261,12 +261,15 @@ pub fn cut_from_base(t: &Tensor) {
     t.meta().fw_view_cut = true;
 }
 
+/// One tangent (or none) per input of an op.
+type InputTangents = SmallVec<[Option<Tensor>; 2]>;
+
 /// The inputs' tangents at the propagating level, or None when none has one.
-fn input_tangents(inputs: &[Tensor]) -> Result<Option<(usize, SmallVec<[Option<Tensor>; 2]>)>> {
+fn input_tangents(inputs: &[Tensor]) -> Result<Option<(usize, InputTangents)>> {
     let Some(level) = propagating_level() else {
         return Ok(None);
     };
-    let tangents: SmallVec<[Option<Tensor>; 2]> = inputs
+    let tangents: InputTangents = inputs
         .iter()
         .map(|t| fw_grad(t, level))
         .collect::<Result<_>>()?;
@@ -330,7 +333,7 @@ pub fn propagate(op: &dyn Op, inputs: &[Tensor], outputs: &[Tensor]) -> Result<(
 /// value before the write (the rule's primal 0).
 pub struct InplaceFw {
     level: usize,
-    tangents: SmallVec<[Option<Tensor>; 2]>,
+    tangents: InputTangents,
     old_self: Tensor,
 }
 
@@ -439,4 +442,40 @@ pub fn unpack_dual(t: &Tensor, level: usize) -> Result<(Tensor, Option<Tensor>)>
     let primal = without_propagation(|| crate::ops::view::alias(t))?;
     cut_from_base(&primal);
     Ok((primal, tangent))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(t: &Tensor) -> Vec<f64> {
+        crate::kernels::gather_as::<f64>(t)
+    }
+
+    /// The only test that enters a level (levels are process-wide and one at a time):
+    /// propagation through an op and an in-place op, then the tangents go at exit.
+    #[test]
+    fn level_propagation_and_exit() {
+        let x = Tensor::from_vec(vec![0.5f64, -1.0], &[2]).unwrap();
+        let v = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+        let level = enter_level().unwrap();
+        assert!(matches!(enter_level(), Err(Error::Runtime(m)) if m == ERR_NESTED));
+        let d = make_dual(&x, &v, level).unwrap();
+        assert!(fw_grad(&d, level).unwrap().unwrap().ptr_eq(&v));
+        let out = crate::ops::unary::exp(&d).unwrap();
+        let t = values(&fw_grad(&out, level).unwrap().unwrap());
+        assert!(
+            (t[0] - 0.5f64.exp()).abs() < 1e-15 && (t[1] - 2.0 * (-1.0f64).exp()).abs() < 1e-15
+        );
+        let plain = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
+        crate::ops::inplace::mul_(&plain, &d).unwrap();
+        assert_eq!(
+            values(&fw_grad(&plain, level).unwrap().unwrap()),
+            vec![3.0, 8.0]
+        );
+        assert!(exit_level(level + 1).is_err());
+        exit_level(level).unwrap();
+        assert!(!active());
+        assert!(out.meta().fw_grads.is_none() && plain.meta().fw_grads.is_none());
+    }
 }
