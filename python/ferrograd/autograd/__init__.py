@@ -9,7 +9,7 @@ import collections.abc
 import warnings
 
 from .. import _C
-from . import function, functional, graph
+from . import forward_ad, function, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -29,6 +29,7 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "Function",
+    "forward_ad",
     "function",
     "functional",
     "backward",
