@@ -61,6 +61,11 @@ pub struct AutogradMeta {
     pub leaf_hooks: crate::autograd::hooks::HookList<dyn crate::autograd::hooks::TensorHook>,
     pub post_accumulate_hooks:
         crate::autograd::hooks::HookList<dyn crate::autograd::hooks::PostAccumulateHook>,
+    /// Forward-mode tangents per dual level (see autograd::forward_ad); boxed so that a
+    /// tensor without any costs one pointer.
+    pub fw_grads: Option<Box<crate::autograd::forward_ad::FwGrads>>,
+    /// A view that must not read its base's tangent (`unpack_dual`'s primal).
+    pub fw_view_cut: bool,
 }
 
 pub struct TensorImpl {
@@ -559,10 +564,15 @@ impl Tensor {
         if self.is_view() {
             return Err(Error::runtime("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP), you should detach only the output of the DDP module and not the view, which is in this case an outgoing variable of the forward pass."));
         }
-        let mut m = self.meta();
-        m.grad_fn = None;
-        m.output_nr = 0;
-        m.requires_grad = false;
+        // Forward-mode tangents go too (torch); freed after the lock is released.
+        let tangents = {
+            let mut m = self.meta();
+            m.grad_fn = None;
+            m.output_nr = 0;
+            m.requires_grad = false;
+            m.fw_grads.take()
+        };
+        drop(tangents);
         Ok(())
     }
 }

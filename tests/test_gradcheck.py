@@ -4,7 +4,6 @@ Items that need a custom ``autograd.Function`` (C198–C200, C209, C211's wrong-
 half, C212, C214, C410) or forward-mode AD (C207, C217) arrive with those issues."""
 
 import re
-import warnings
 
 import pytest
 
@@ -135,9 +134,32 @@ def test_wrong_rule_is_caught_by_jacobian_comparison():
         gradcheck(f, (double(3),))
 
 
-@pytest.mark.skipif(torch.__name__ == "torch", reason="torch has forward-mode AD")
-def test_forward_ad_check_names_the_missing_feature():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(NotImplementedError, match="forward-mode AD"):
-            gradcheck(torch.sin, (double(2),), check_forward_ad=True)
+class _SquareWrongJvp(torch.autograd.Function):
+    """x * x with a right backward and a jvp that forgets the factor 2x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t
+
+
+def test_forward_ad_check_compares_jvp_columns():
+    # Issue 9: forward mode is checked against finite differences, so a wrong jvp fails
+    # while the backward check alone passes.
+    assert gradcheck(torch.sin, (double(2),), check_forward_ad=True)
+    assert gradcheck(_SquareWrongJvp.apply, (double(3),))
+    with pytest.raises(
+        GradcheckError,
+        match="Jacobian computed with forward mode mismatch for output 0 with respect to input 0",
+    ):
+        gradcheck(_SquareWrongJvp.apply, (double(3),), check_forward_ad=True)
+    assert gradgradcheck(torch.sin, (double(2),), check_fwd_over_rev=True)

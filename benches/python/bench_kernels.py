@@ -21,7 +21,7 @@ import collections
 import sys
 
 from bench_mlp import make_step
-from common import describe, fmt, interleaved_us, load_ferrograd, load_torch
+from common import describe, load_ferrograd, load_torch, run_paired_cases
 
 M16 = 1 << 24
 UNARY = ("exp", "sin", "tanh")
@@ -108,17 +108,7 @@ def main():
     describe(fg, torch)
     print(f"threads: ferrograd {fg.get_num_threads()}", end="")
     print(f", torch {torch.get_num_threads()}" if torch is not None else "")
-    headers = ("case", "ferrograd [ms]", "torch [ms]", "ferrograd/torch")
-    print(f"{headers[0]:<40} {headers[1]:>15} {headers[2]:>11} {headers[3]:>16}")
-    for name, build, rounds in CASES:
-        if args.only and args.only not in name:
-            continue
-        rounds = max(3, rounds // 5) if args.quick else rounds
-        calls = [build(fg)] + ([build(torch)] if torch is not None else [])
-        times = [t / 1e3 for t in interleaved_us(calls, rounds)]
-        theirs = times[1] if torch is not None else None
-        ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
-        print(f"{name:<40} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)
+    run_paired_cases(CASES, fg, torch, quick=args.quick, only=args.only)
     return 0
 
 

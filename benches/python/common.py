@@ -119,3 +119,26 @@ def describe(ferrograd, torch):
     ours = getattr(ferrograd, "__version__", "?")
     theirs = f"torch {torch.__version__}" if torch is not None else "torch not importable"
     print(f"python {sys.version.split()[0]}, ferrograd {ours}, {theirs}")
+
+
+def run_paired_cases(cases, ferrograd, torch, *, quick=False, width=40, only=None, skip=None):
+    """Time `(name, build, rounds)` cases, `build(lib)` giving the call to time, ferrograd
+    and torch alternately (`interleaved_us`), and print the median milliseconds per call
+    with the ratio ferrograd / torch (below 1: ferrograd is faster). `--quick` runs a
+    fifth of the rounds; `only` keeps the cases whose name contains it; `skip(name)`
+    returns why a case cannot run, or None."""
+    headers = ("case", "ferrograd [ms]", "torch [ms]", "ferrograd/torch")
+    print(f"{headers[0]:<{width}} {headers[1]:>15} {headers[2]:>11} {headers[3]:>16}")
+    for name, build, rounds in cases:
+        if only and only not in name:
+            continue
+        reason = skip(name) if skip else None
+        if reason:
+            print(f"{name:<{width}} skipped: {reason}", flush=True)
+            continue
+        rounds = max(3, rounds // 5) if quick else rounds
+        calls = [build(ferrograd)] + ([build(torch)] if torch is not None else [])
+        times = [t / 1e3 for t in interleaved_us(calls, rounds)]
+        theirs = times[1] if torch is not None else None
+        ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
+        print(f"{name:<{width}} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)

@@ -12,10 +12,12 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = (
     "bench_import.py",
     "bench_op_overhead.py",
+    "bench_forward_ad.py",
     "bench_chain_backward.py",
     "bench_mlp.py",
     "bench_unary.py",
     "bench_kernels.py",
+    "bench_functional.py",
 )
 
 

@@ -21,6 +21,7 @@
 pub mod accumulate;
 pub mod anomaly;
 pub mod foreign;
+pub mod forward_ad;
 pub mod grad_mode;
 pub mod hooks;
 pub mod mutation;

@@ -34,7 +34,12 @@ impl SavedTensor {
     }
 
     pub fn output(t: &Tensor, output_nr: usize) -> Result<SavedTensor> {
-        Self::new(t, t.alias_detached(), true, output_nr)
+        let stored = t.alias_detached();
+        // A saved output keeps its tangent (forward-over-reverse reads it in backward).
+        if crate::autograd::forward_ad::active() {
+            crate::autograd::forward_ad::copy_tangents(t, &stored);
+        }
+        Self::new(t, stored, true, output_nr)
     }
 
     /// Save `stored` (the tensor itself, or for outputs an alias without history),
@@ -127,6 +132,9 @@ impl SavedTensor {
         let t = data.alias_detached();
         if data.dtype().is_differentiable() {
             t.set_grad_fn(node.clone(), self.output_nr);
+        }
+        if crate::autograd::forward_ad::active() {
+            crate::autograd::forward_ad::copy_tangents(data, &t);
         }
         Ok(t)
     }

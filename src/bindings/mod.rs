@@ -6,6 +6,7 @@ pub mod device;
 pub mod dtype;
 pub mod errors;
 pub mod factory_args;
+pub mod forward_ad;
 pub mod function;
 pub mod functions;
 pub mod gc;
@@ -23,6 +24,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_panic_hook();
     m.add_function(wrap_pyfunction!(errors::_test_panic, m)?)?;
     m.add_class::<tensor::PyTensor>()?;
+    forward_ad::register(m)?;
     op_table::register_all(m)?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;

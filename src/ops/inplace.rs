@@ -126,6 +126,12 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
         None
     };
 
+    let fw = if crate::autograd::forward_ad::active() {
+        crate::autograd::forward_ad::before_inplace(inputs)?
+    } else {
+        None
+    };
+
     crate::autograd::mutation::before_write(dst)?;
     write_into(dst, &value)?;
     check_inference_write(dst)?;
@@ -145,7 +151,12 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
         }
         if let crate::autograd::node::NodeKind::Op(op) = &node.kind {
             crate::ops::save_outputs(&node, op.as_ref(), &needs, std::slice::from_ref(dst))?;
+            if let Some(fw) = fw {
+                crate::autograd::forward_ad::after_inplace(op.as_ref(), inputs, fw)?;
+            }
         }
+    } else if let Some(fw) = fw {
+        crate::autograd::forward_ad::after_inplace(&op, inputs, fw)?;
     }
     Ok(())
 }

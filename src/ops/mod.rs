@@ -156,9 +156,13 @@ pub fn no_batch_rule(name: &str) -> Error {
     Error::not_implemented(format!("Batching rule not implemented for {name}"))
 }
 
-/// Run `op` and, when grad mode is on and an input requires grad, record its node.
+/// Run `op`; when grad mode is on and an input requires grad, record its node, and when
+/// an input has a tangent at the current dual level, give the outputs theirs.
 pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
     let outputs = op.forward(inputs)?;
+    if crate::autograd::forward_ad::active() {
+        crate::autograd::forward_ad::propagate(&op, inputs, &outputs)?;
+    }
     if !recording() {
         return Ok(outputs);
     }

@@ -491,6 +491,11 @@ impl Op for AsStrided {
     }
 }
 
+/// `make_dual`'s result: an alias recorded as `ViewBackward0`, as torch shows it.
+pub fn dual_alias(x: &Tensor) -> Result<Tensor> {
+    view_op(x, "ViewBackward0", ViewKind::Alias)
+}
+
 pub fn alias(x: &Tensor) -> Result<Tensor> {
     view_op(x, "AliasBackward0", ViewKind::Alias)
 }

@@ -9,7 +9,7 @@ import collections.abc
 import warnings
 
 from .. import _C
-from . import function, graph
+from . import forward_ad, function, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -29,7 +29,9 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "Function",
+    "forward_ad",
     "function",
+    "functional",
     "backward",
     "grad",
     "graph",

@@ -73,6 +73,10 @@ class BackwardCFunction(_C._FunctionBase, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        # Inside a jvp: what forward saved with save_for_forward.
+        fw_saved = self.__dict__.get("_fw_saved")
+        if fw_saved is not None:
+            return tuple(fw_saved)
         if self._forward_cls.clear_saved_tensors_on_access:
             if self.__dict__.get("_saved_accessed"):
                 raise RuntimeError(
@@ -226,12 +230,18 @@ class Function(metaclass=FunctionMeta):
             inputs = args
         ctx.needs_input_grad = tuple(isinstance(a, _Tensor) and a.requires_grad for a in inputs)
         ctx._arg_is_tensor = tuple(isinstance(a, _Tensor) for a in inputs)
-        with no_grad():
-            if separate:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, inputs, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        # forward's own ops give no tangents (the jvp rule does, below).
+        fw_prev = _C._is_fwd_grad_enabled()
+        _C._set_fwd_grad_enabled(False)
+        try:
+            with no_grad():
+                if separate:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, inputs, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _C._set_fwd_grad_enabled(fw_prev)
         is_tuple = isinstance(output, tuple)
         outputs = list(output) if is_tuple else [output]
         positions = [i for i, o in enumerate(outputs) if isinstance(o, _Tensor)]
@@ -249,7 +259,73 @@ class Function(metaclass=FunctionMeta):
         )
         for i, t in zip(positions, recorded):
             outputs[i] = t
+        if fw_prev:
+            _forward_mode(cls, ctx, inputs, outputs)
         return tuple(outputs) if is_tuple else outputs[0]
+
+
+_ERR_JVP_INPLACE = (
+    "An inplace custom Function is not modifying the forward mode gradients inplace. If "
+    "the forward is modifying an input inplace, then the jvp function must modify the "
+    "corresponding gradient inplace."
+)
+_ERR_JVP_VIEW = (
+    "A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+    "not returning a view."
+)
+
+
+def _forward_mode(cls, ctx, inputs, outputs):
+    """Inside a dual level, when an input carries a tangent: call ``cls.jvp`` (tangents
+    of tensor inputs, zeros where an input has none; None for other arguments) with
+    forward AD off, and give the outputs its results with torch's checks."""
+    from . import forward_ad
+
+    level = forward_ad._current_level
+    if level < 0 or _C.is_inference_mode_enabled():
+        return
+    tangents = [
+        _C._fw_grad(a, level=level) if isinstance(a, _Tensor) else None for a in inputs
+    ]
+    if all(t is None for t in tangents):
+        return
+    tangents = [
+        t if t is not None or not isinstance(a, _Tensor) else _zeros_like(a)
+        for a, t in zip(inputs, tangents)
+    ]
+    ctx.__dict__["_fw_saved"] = ctx.__dict__.get("_to_save_for_forward", ())
+    _C._set_fwd_grad_enabled(False)
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        _C._set_fwd_grad_enabled(True)
+        ctx.__dict__.pop("_fw_saved", None)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(outputs):
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(results)})"
+        )
+    dirty = ctx.__dict__.get("_dirty", ())
+    non_diff = ctx.__dict__.get("_non_differentiable", ())
+    for out, g in zip(outputs, results):
+        if not isinstance(out, _Tensor) or g is None or any(out is n for n in non_diff):
+            continue
+        if not (out.is_floating_point() or out.is_complex()):
+            continue
+        if any(out is d for d in dirty):
+            source = next(t for a, t in zip(inputs, tangents) if a is out)
+            if g is not source:
+                raise RuntimeError(_ERR_JVP_INPLACE)
+        elif out._is_view() and not g._is_view():
+            raise RuntimeError(_ERR_JVP_VIEW)
+        _C._set_fw_grad(out, g, level=level)
+
+
+def _zeros_like(t):
+    from .. import zeros_like
+
+    return zeros_like(t)
 
 
 def once_differentiable(fn):
