@@ -449,7 +449,7 @@ mod tests {
     use super::*;
 
     fn values(t: &Tensor) -> Vec<f64> {
-        crate::kernels::gather_as::<f64>(t)
+        t.to_vec::<f64>()
     }
 
     /// The only test that enters a level (levels are process-wide and one at a time):
