@@ -1,23 +1,18 @@
 """Forward-mode ``jacobian`` and forward-over-reverse ``hessian`` of
 ``autograd.functional`` (spec forward_and_functional.md B.3/B.4: C295, C302, C303, C305).
 
-These need ``ferrograd.autograd.forward_ad``, which is written in another branch: the
-module is skipped until it exists. Meanwhile ``tests/run_functional_on_torch.py --ours``
-runs this file with ferrograd's functional.py over torch's forward AD (and without
-``--ours``, over torch's own functional API), so the expectations and our logic are
-checked against torch. The argument errors that need no forward AD (C296-C298) are in
+``tests/run_functional_on_torch.py`` runs this file over torch's own functional API, and
+with ``--ours`` runs ferrograd's functional.py over torch's forward AD, so the
+expectations are torch's. The argument errors that need no forward AD (C296-C298) are in
 test_functional.py.
 """
 
+import re
+
+import ferrograd as torch
+import numpy as np
 import pytest
-
-pytest.importorskip("ferrograd.autograd.forward_ad")
-
-import re  # noqa: E402
-
-import ferrograd as torch  # noqa: E402
-import numpy as np  # noqa: E402
-from ferrograd.autograd.functional import hessian, jacobian  # noqa: E402
+from ferrograd.autograd.functional import hessian, jacobian
 
 F64 = torch.float64
 
