@@ -84,6 +84,7 @@ def report(name, prec, c, g, w, a, b):
 LN2 = mp.log(2)
 HALF_LN2 = LN2 / 2 * mp.mpf("1.0001")
 PI_4 = mp.pi / 4 * mp.mpf("1.0001")
+TANH_SMALL = mp.mpf("0.55")
 S_MAX = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1) * mp.mpf("1.0001")
 ERF_SPLIT = mp.mpf("0.875")
 
@@ -126,19 +127,25 @@ def log_fit(name, prec, n):
     report(name, prec, remez(g, w, a, b, n), g, w, a, b)
 
 
-def sin_fit(name, prec, n):
-    """sin(r) = r + r^3 S(r^2) on |r| <= pi/4; g = S(z), error relative to sin(r)."""
+def odd_fit(name, prec, n, fn, top):
+    """fn(x) = x + x^3 P(x^2) on |x| <= top, for an odd fn; g = P(z), error relative to
+    fn(x)."""
 
     def g(z):
-        r = mp.sqrt(z)
-        return (mp.sin(r) - r) / (r * z)
+        x = mp.sqrt(z)
+        return (fn(x) - x) / (x * z)
 
     def w(z):
-        r = mp.sqrt(z)
-        return r * z / mp.sin(r)
+        x = mp.sqrt(z)
+        return x * z / fn(x)
 
-    a, b = PI_4**2 * mp.mpf("1e-12"), PI_4**2
+    a, b = top**2 * mp.mpf("1e-12"), top**2
     report(name, prec, remez(g, w, a, b, n), g, w, a, b)
+
+
+def sin_fit(name, prec, n):
+    """sin(r) = r + r^3 S(r^2) on |r| <= pi/4."""
+    odd_fit(name, prec, n, mp.sin, PI_4)
 
 
 def cos_fit(name, prec, n):
@@ -152,6 +159,11 @@ def cos_fit(name, prec, n):
 
     a, b = PI_4**2 * mp.mpf("1e-12"), PI_4**2
     report(name, prec, remez(g, w, a, b, n), g, w, a, b)
+
+
+def tanh_fit(name, prec, n):
+    """tanh(x) = x + x^3 T(x^2) on |x| <= 0.55 (f32's small range)."""
+    odd_fit(name, prec, n, mp.tanh, TANH_SMALL)
 
 
 def erf_fit(name, prec, n):
@@ -199,6 +211,7 @@ FITS = {
     "SIN_S32": (sin_fit, 24, 3, ()),
     "COS_C64": (cos_fit, 53, 6, ()),
     "COS_C32": (cos_fit, 24, 3, ()),
+    "TANH_T32": (tanh_fit, 24, 5, ()),
     "SMALL64": (erf_fit, 53, 11, ()),
     "SMALL32": (erf_fit, 24, 6, ()),
     # erf rounds to 1 above 5.921 (f64) and 3.92 (f32).
