@@ -9,7 +9,7 @@ import collections.abc
 import warnings
 
 from .. import _C
-from . import forward_ad, function, functional, graph
+from . import forward_ad, function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -280,3 +280,14 @@ def _finish_grads(result, inputs, allow_unused, materialize_grads, create_graph)
                 )
         out.append(r)
     return tuple(out)
+
+
+def __getattr__(name):
+    # `functional` is imported on first use: most programs never touch it, and it is a
+    # noticeable share of `import ferrograd` (torch users reach it as an attribute or by
+    # `from ...autograd import functional`, both of which land here).
+    if name == "functional":
+        import importlib
+
+        return importlib.import_module(".functional", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ tangent (the Jacobian-vector product) by its jvp rule. Tangents live in the Rust
 current level, the argument checks and their texts, and the namedtuple result.
 """
 
-from typing import NamedTuple, Optional
+import collections
 
 from .. import _C
 from .grad_mode import _DecoratorContextManager
@@ -72,11 +72,10 @@ def make_dual(tensor, tangent, *, level=None):
     return _C._make_dual(tensor, tangent, level=level)
 
 
-class UnpackedDualTensor(NamedTuple):
-    """What :func:`unpack_dual` returns: the primal and the tangent (or None)."""
-
-    primal: _C.Tensor
-    tangent: Optional[_C.Tensor]
+# A plain namedtuple (not typing.NamedTuple): `typing` alone would add several ms to
+# `import ferrograd`.
+UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "What unpack_dual returns: the primal and the tangent (or None)."
 
 
 def unpack_dual(tensor, *, level=None):
