@@ -87,12 +87,13 @@ fn propagating_level() -> Option<usize> {
     {
         return None;
     }
-    levels().len().checked_sub(1)
+    // ACTIVE is the number of levels (stored under the levels lock): no lock per op.
+    ACTIVE.load(Ordering::Relaxed).checked_sub(1)
 }
 
 /// Whether `level` exists now.
 pub fn level_exists(level: usize) -> bool {
-    level < levels().len()
+    level < ACTIVE.load(Ordering::Relaxed)
 }
 
 /// Enter a new level (only one may exist through the public API).
@@ -162,14 +163,18 @@ fn own_fw_grad(t: &Tensor, level: usize) -> Option<Tensor> {
 
 /// Store `tangent` (already laid out like `t`) as `t`'s tangent at `level`.
 fn store(t: &Tensor, tangent: Tensor, level: usize) {
-    {
+    // A replaced tangent is dropped after the lock, as in `exit_level`.
+    let _replaced = {
         let mut m = t.meta();
         let fw = m.fw_grads.get_or_insert_with(Default::default);
         match fw.iter_mut().find(|(l, _)| *l == level) {
-            Some(slot) => slot.1 = tangent,
-            None => fw.push((level, tangent)),
+            Some(slot) => Some(std::mem::replace(&mut slot.1, tangent)),
+            None => {
+                fw.push((level, tangent));
+                None
+            }
         }
-    }
+    };
     register(t, level);
 }
 
@@ -367,10 +372,7 @@ pub fn after_inplace(op: &dyn Op, inputs: &[Tensor], fw: InplaceFw) -> Result<()
         (Some(cur), Some(new)) => crate::ops::inplace::copy_(&cur, &new),
         (Some(cur), None) => crate::ops::inplace::zero_(&cur),
         (None, None) => Ok(()),
-        (None, Some(new)) if !dst.dtype().is_differentiable() => {
-            let _ = new;
-            Ok(())
-        }
+        (None, Some(_)) if !dst.dtype().is_differentiable() => Ok(()),
         (None, Some(new)) => match dst.view_info().map(|i| i.base.clone()) {
             Some(base) if !dst.meta().fw_view_cut => {
                 let base_grad = match own_fw_grad(&base, level) {
