@@ -182,3 +182,13 @@ def test_saved_tensor_hooks_refused():  # C376
 
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         grad(f)(torch.randn(3))
+
+
+def test_captured_tensor_stays_differentiable():  # func.md §1 (closures; gradient penalty)
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    x = torch.tensor([3.0, 4.0])
+    g = grad(lambda y: (w * y**2).sum())(x)  # 2 * w * x
+    assert g.requires_grad
+    g.sum().backward()
+    assert torch.equal(w.grad, 2 * x)
+    assert not grad(lambda y: (w.detach() * y**2).sum())(x).requires_grad

@@ -91,7 +91,28 @@ def _make_aliases(flat):
         if not isinstance(x, _Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     connect = _state.keeps_graph(flat)
-    return [_alias(x) for x in flat], connect
+    # Grad mode on but nothing known outside: func may still use captured tensors that
+    # require grad; `_captures_graph` looks once the output exists.
+    probe = not connect and _C.is_grad_enabled()
+    return [_alias(x) for x in flat], connect, probe
+
+
+def _captures_graph(outputs, aliases):
+    """Whether the graph of ``outputs`` reaches a leaf other than ``aliases`` (a
+    captured tensor requiring grad: the results must stay connected to it)."""
+    own = {id(a) for a in aliases}
+    stack = [o.grad_fn for o in outputs if isinstance(o, _Tensor) and o.grad_fn is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None and id(variable) not in own:
+            return True
+        stack.extend(n for n, _ in node.next_functions)
+    return False
 
 
 def _alias(x):
@@ -158,10 +179,12 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
     api = "grad_and_value(f)(*args)"
     argnums = _normalize_argnums(argnums, len(args))
     flat, spec = tree_flatten(_slice_argnums(args, argnums))
-    aliases, connect = _make_aliases(flat)  # before _tracing: reads the caller's state
+    aliases, connect, probe = _make_aliases(flat)  # before _tracing: the caller's state
     with _tracing():
         args = _replace_argnums(args, argnums, tree_unflatten(aliases, spec))
         output = func(*args, **kwargs)
+        if probe:
+            connect = _captures_graph(tree_flatten(output)[0], aliases)
         aux = None
         if has_aux:
             output, aux = _split_aux(output, api)
@@ -200,9 +223,11 @@ def vjp(func, *primals, has_aux=False):
     vector-Jacobian products, one per primal, as a tuple."""
     api = "vjp(f, *primals)"
     flat, spec = tree_flatten(primals)
-    aliases, connect = _make_aliases(flat)
+    aliases, connect, probe = _make_aliases(flat)
     with _tracing():
         output = func(*tree_unflatten(aliases, spec))
+        if probe:
+            connect = _captures_graph(tree_flatten(output)[0], aliases)
         aux = None
         if has_aux:
             output, aux = _split_aux(output, api)
