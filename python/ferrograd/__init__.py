@@ -77,6 +77,17 @@ from . import utils
 __version__ = "0.1.0"
 
 
+def __getattr__(name):
+    # `func` (and `vmap`, which is `func.vmap`) load on first use: most programs never
+    # transform functions, and `import ferrograd` stays fast.
+    if name in ("func", "vmap"):
+        import importlib
+
+        func = importlib.import_module(".func", __name__)
+        return func if name == "func" else func.vmap
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def empty_cache():
     """Return the memory ferrograd keeps for reusing freed tensor buffers to the system
     (as ``torch.cuda.empty_cache()`` does for its caching allocator). Tensors alive are

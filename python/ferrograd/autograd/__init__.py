@@ -6,6 +6,7 @@ whole pass with the GIL released.
 """
 
 import collections.abc
+import sys
 import warnings
 
 from .. import _C
@@ -152,6 +153,14 @@ def backward(
 ):
     """Accumulate d(sum of tensors · grad_tensors)/d(leaf) into every reachable leaf's
     ``.grad`` (or only into ``inputs``)."""
+    # ferrograd.func counts its running transforms; until it is imported none runs.
+    func_state = sys.modules.get("ferrograd.func._state")
+    if func_state is not None and func_state.depth:
+        raise RuntimeError(
+            "backward() called inside a functorch transform. This is not supported, please "
+            "use functorch.grad or functorch.vjp instead or call backward() outside of "
+            "functorch transforms."
+        )
     if grad_variables is not None:
         warnings.warn(
             "`grad_variables` is deprecated. Use `grad_tensors` instead.",
