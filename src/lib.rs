@@ -6,6 +6,7 @@ pub mod device;
 pub mod dtype;
 pub mod engine;
 pub mod error;
+pub mod functorch;
 pub mod kernels;
 pub mod layout;
 pub mod ops;

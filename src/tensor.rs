@@ -86,6 +86,18 @@ pub struct TensorImpl {
     /// Serializes gradient accumulation into this tensor (see `accumulate`): only ever
     /// taken there, so it never nests with another lock.
     accumulating: Mutex<()>,
+    /// Set for a vmap wrapper (see functorch::batched): the physical value it stands
+    /// for. `data` is then the logical view (the batch dim left out) of that value's
+    /// memory, which every shape query reads; ops never run kernels on it.
+    batch: Option<Box<BatchInfo>>,
+}
+
+/// What a vmap wrapper wraps: the physical value, where its batch dim is, and the
+/// vmap level that dim belongs to.
+pub struct BatchInfo {
+    pub value: Tensor,
+    pub bdim: usize,
+    pub level: u64,
 }
 
 /// Freed without recursion (see autograd::teardown): history, gradient and a view's
@@ -128,6 +140,16 @@ impl Tensor {
         view: Option<ViewInfo>,
         inference: bool,
     ) -> Tensor {
+        Self::from_parts_batched(data, version, view, inference, None)
+    }
+
+    fn from_parts_batched(
+        data: Data,
+        version: Arc<AtomicU64>,
+        view: Option<ViewInfo>,
+        inference: bool,
+        batch: Option<Box<BatchInfo>>,
+    ) -> Tensor {
         LIVE_TENSORS.fetch_add(1, Ordering::Relaxed);
         let attr_version = version.load(Ordering::Acquire);
         Tensor(Arc::new(TensorImpl {
@@ -143,7 +165,72 @@ impl Tensor {
             }),
             py_handle: AtomicUsize::new(0),
             accumulating: Mutex::new(()),
+            batch,
         }))
+    }
+
+    /// A vmap wrapper over `value` whose dim `bdim` is the batch dim of `level`: shaped
+    /// like one example, sharing `value`'s memory and version counter. `view_of` makes it
+    /// a view (for autograd) of another wrapper, as a view op's result is of its input.
+    pub fn batched(
+        value: Tensor,
+        bdim: usize,
+        level: u64,
+        view_of: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let data = {
+            let vd = value.data();
+            let l = vd.layout();
+            if bdim >= l.ndim() {
+                return Err(Error::runtime(format!(
+                    "internal error: batch dim {bdim} of a {}-d value",
+                    l.ndim()
+                )));
+            }
+            let mut layout = l.clone();
+            layout.shape.remove(bdim);
+            layout.strides.remove(bdim);
+            if l.shape[bdim] == 0 {
+                // No example to point at: the logical view gets its own (unread) zeros.
+                let storage = Storage::zeros(vd.dtype(), layout.storage_extent()?)?;
+                layout.offset = 0;
+                Data::new(Arc::new(storage), layout)?
+            } else {
+                Data::new(vd.storage().clone(), layout)?
+            }
+        };
+        let view = view_of.map(|v| ViewInfo {
+            base: v.view_base().unwrap_or_else(|| v.clone()),
+            creation: CreationMeta::Default,
+        });
+        let (version, inference) = (value.0.version.clone(), value.0.inference);
+        Ok(Self::from_parts_batched(
+            data,
+            version,
+            view,
+            inference,
+            Some(Box::new(BatchInfo { value, bdim, level })),
+        ))
+    }
+
+    /// The physical value behind a vmap wrapper (None for a plain tensor).
+    #[inline]
+    pub fn batch_info(&self) -> Option<&BatchInfo> {
+        self.0.batch.as_deref()
+    }
+    #[inline]
+    pub fn is_batched(&self) -> bool {
+        self.0.batch.is_some()
+    }
+
+    /// Refuse layout-level access to a wrapper: its layout is one example's.
+    fn check_not_batched(&self, what: &str) -> Result<()> {
+        if self.is_batched() {
+            return Err(Error::runtime(format!(
+                "vmap: {what} is not supported on a batched tensor"
+            )));
+        }
+        Ok(())
     }
 
     /// A fresh tensor over `storage` (not a view of anything). The layout must fit the
@@ -200,6 +287,7 @@ impl Tensor {
     /// A new tensor sharing storage and version counter with `self`, with another layout.
     /// Every view is made here, so every view's layout is checked against the storage.
     pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Result<Tensor> {
+        self.check_not_batched("a strided view")?;
         let data = Data::new(self.data().storage().clone(), layout)?;
         let base = self.view_base().unwrap_or_else(|| self.clone());
         // A view of a normal tensor stays normal even when made in inference mode.
@@ -215,6 +303,11 @@ impl Tensor {
     /// A tensor sharing storage AND version counter but no autograd history
     /// (`detach()`; a view in torch's sense but not tracked as one for autograd).
     pub fn alias_detached(&self) -> Tensor {
+        if let Some(b) = self.batch_info() {
+            // Detached at every level: the physical value too.
+            return Self::batched(b.value.alias_detached(), b.bdim, b.level, None)
+                .expect("same layout as the wrapper's value");
+        }
         Self::from_parts(
             self.data().clone(),
             self.0.version.clone(),
@@ -237,6 +330,7 @@ impl Tensor {
     /// counter: deepcopy and unpickling rebuild a layout over copied memory this way.
     /// The layout may come from a pickle, so its reach is checked.
     pub fn alias_with_layout(&self, layout: Layout) -> Result<Tensor> {
+        self.check_not_batched("a strided alias")?;
         let data = Data::new(self.data().storage().clone(), layout)?;
         Ok(Self::from_parts(
             data,
@@ -248,6 +342,10 @@ impl Tensor {
 
     /// Same memory, fresh version counter (`.data`).
     pub fn alias_fresh_version(&self) -> Tensor {
+        if let Some(b) = self.batch_info() {
+            return Self::batched(b.value.alias_fresh_version(), b.bdim, b.level, None)
+                .expect("same layout as the wrapper's value");
+        }
         Self::from_parts(
             self.data().clone(),
             Arc::new(AtomicU64::new(0)),
@@ -261,6 +359,8 @@ impl Tensor {
     /// metadata and identity stay. Views made before keep the old memory; saved
     /// references to this tensor see the new elements when next read.
     pub fn set_data(&self, other: &Tensor) -> Result<()> {
+        self.check_not_batched("setting .data")?;
+        other.check_not_batched("setting .data")?;
         let new = other.data().clone();
         let dtype_changed = new.dtype() != self.dtype();
         {

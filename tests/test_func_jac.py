@@ -7,7 +7,6 @@ import pytest
 from ferrograd.func import hessian, jacfwd, jacrev, vmap
 
 MOD = torch.__name__
-HAS_BATCHED_RANDOMNESS = MOD == "torch" or hasattr(torch._C, "_add_batch_dim")
 
 
 def close(a, b):
@@ -80,7 +79,6 @@ def test_dict_input():  # func.md §6: the block has the input's structure
     assert close(j["w"], 3 * torch.eye(2)) and close(j["b"], torch.ones(2))
 
 
-@pytest.mark.xfail(not HAS_BATCHED_RANDOMNESS, strict=False, reason="needs Rust vmap")
 def test_jacfwd_randomness():  # C344
     x = torch.randn(3)
     with pytest.raises(

@@ -7,7 +7,6 @@ import pytest
 from ferrograd.func import jvp, linearize, vjp
 
 MOD = torch.__name__
-HAS_NESTED_DUAL_LEVELS = MOD == "torch"  # the core's allow_nested dual levels: not yet
 
 
 def close(a, b):
@@ -144,11 +143,6 @@ def test_jvp_under_no_grad():  # C336 (first half)
     assert close(t, x.cos())
 
 
-@pytest.mark.xfail(
-    not HAS_NESTED_DUAL_LEVELS,
-    strict=False,
-    reason="needs _C._enter_dual_level(allow_nested=True) in the Rust core",
-)
 def test_nested_jvp():  # C336
     def h(x):
         return jvp(lambda y: x * y, (x,), (torch.tensor(1.0),))[1]

@@ -9,8 +9,6 @@ from ferrograd import func
 from ferrograd.func import grad, vmap
 
 MOD = torch.__name__
-HAS_BATCHED_TENSORS = MOD == "torch" or hasattr(torch._C, "_add_batch_dim")
-needs_rust_vmap = pytest.mark.xfail(not HAS_BATCHED_TENSORS, strict=False, reason="needs Rust vmap")
 
 
 def close(a, b):
@@ -170,7 +168,6 @@ def test_randomness_validation():  # C359
         vmap(lambda a: a, randomness="foo")
 
 
-@needs_rust_vmap
 def test_random_op_in_error_mode():  # C360
     with pytest.raises(
         RuntimeError, match="vmap: called random operation while in randomness error mode"
@@ -178,7 +175,6 @@ def test_random_op_in_error_mode():  # C360
         vmap(lambda a: a + torch.rand(3))(torch.randn(2, 3))
 
 
-@needs_rust_vmap
 def test_randomness_same_and_different():  # C361
     x = torch.zeros(4, 3)
     same = vmap(lambda a: a + torch.rand(3), randomness="same")(x)
@@ -206,7 +202,6 @@ def test_chunk_size():  # C362
         assert close(part[0], full[0]) and close(part[1], full[1])
 
 
-@needs_rust_vmap
 def test_item_and_control_flow():  # C363
     with pytest.raises(
         RuntimeError, match=re.escape("vmap: It looks like you're calling .item() on a Tensor.")

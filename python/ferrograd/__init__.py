@@ -16,6 +16,7 @@ from ._C import (
     allclose,
     arange,
     as_tensor,
+    cat,
     empty,
     empty_like,
     equal,
@@ -50,6 +51,7 @@ from ._C import (
     zeros_like,
 )
 from ._C import device, dtype, get_default_device
+from ._C import cat as concat, cat as concatenate
 from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
     bfloat16,
     bool,

@@ -35,6 +35,12 @@ def backward(self, gradient, retain_graph, create_graph, inputs):
 def tensor_repr(t):
     from ._tensor_str import tensor_repr as _repr
 
+    info = _C._batch_info(t)
+    if info is not None:
+        # A vmap wrapper shows its physical value, as torch's BatchedTensor does.
+        level, bdim, value = info
+        inner = tensor_repr(value).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={level}, bdim={bdim}, value=\n    {inner}\n)"
     return _repr(t)
 
 

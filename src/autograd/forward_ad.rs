@@ -55,8 +55,10 @@ static LEVELS: Mutex<Vec<Level>> = Mutex::new(Vec::new());
 thread_local! {
     /// torch's `_set_fwd_grad_enabled` (thread-local, on by default).
     static FWD_ENABLED: Cell<bool> = const { Cell::new(true) };
-    /// Set while a jvp rule runs on this thread (see the module docs).
-    static IN_RULE: Cell<bool> = const { Cell::new(false) };
+    /// Levels at or above this one do not propagate on this thread: a jvp rule for
+    /// level L runs with L here (lower levels still see its ops: nested jvp), helpers
+    /// that must not propagate at all run with 0 (see the module docs).
+    static CEILING: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
 pub const ERR_NESTED: &str = "Nested forward mode AD is not supported at the moment";
@@ -78,17 +80,15 @@ pub fn set_fwd_grad_enabled(on: bool) {
     FWD_ENABLED.with(|c| c.set(on))
 }
 
-/// The innermost level, if tangents should propagate on this thread now.
-fn propagating_level() -> Option<usize> {
-    if !active()
-        || IN_RULE.with(|c| c.get())
-        || !is_fwd_grad_enabled()
-        || grad_mode::is_inference_mode()
-    {
-        return None;
+/// How many levels (0..n) propagate on this thread now.
+fn propagating_levels() -> usize {
+    if !active() || !is_fwd_grad_enabled() || grad_mode::is_inference_mode() {
+        return 0;
     }
     // ACTIVE is the number of levels (stored under the levels lock): no lock per op.
-    ACTIVE.load(Ordering::Relaxed).checked_sub(1)
+    ACTIVE
+        .load(Ordering::Relaxed)
+        .min(CEILING.with(|c| c.get()))
 }
 
 /// Whether `level` exists now.
@@ -96,10 +96,11 @@ pub fn level_exists(level: usize) -> bool {
     level < ACTIVE.load(Ordering::Relaxed)
 }
 
-/// Enter a new level (only one may exist through the public API).
-pub fn enter_level() -> Result<usize> {
+/// Enter a new level. The public forward_ad API allows one at a time; torch.func's
+/// jvp nests them (`allow_nested`).
+pub fn enter_level(allow_nested: bool) -> Result<usize> {
     let mut ls = levels();
-    if !ls.is_empty() {
+    if !ls.is_empty() && !allow_nested {
         return Err(Error::runtime(ERR_NESTED));
     }
     ls.push(Level {
@@ -198,15 +199,22 @@ pub fn fw_grad(t: &Tensor, level: usize) -> Result<Option<Tensor>> {
     Ok(Some(g))
 }
 
-/// Run `f` with propagation off on this thread (jvp rules, unpacking a primal).
+/// Run `f` with propagation off on this thread (unpacking a primal, tangent copies).
 pub fn without_propagation<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
+    below_level(0, f)
+}
+
+/// Run `f` with only the levels below `level` propagating (a jvp rule for `level`).
+fn below_level<R>(level: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
     impl Drop for Restore {
         fn drop(&mut self) {
-            IN_RULE.with(|c| c.set(self.0));
+            CEILING.with(|c| c.set(self.0));
         }
     }
-    let _restore = Restore(IN_RULE.with(|c| c.replace(true)));
+    let old = CEILING.with(|c| c.get());
+    let _restore = Restore(old);
+    CEILING.with(|c| c.set(level.min(old)));
     f()
 }
 
@@ -229,7 +237,9 @@ fn zeros_like_layout(t: &Tensor, dtype: crate::dtype::DType) -> Result<Tensor> {
 
 /// `g` as a tangent for `t`: itself when its layout matches, else a copy that does.
 fn conform(g: Tensor, t: &Tensor) -> Result<Tensor> {
-    if same_meta(&g, t)? {
+    // A vmap wrapper (jacfwd's batched tangents) has no layout of its own to match: it
+    // is kept as is, and views of its primal get theirs from the view ops' jvp rules.
+    if g.is_batched() || same_meta(&g, t)? {
         return Ok(g);
     }
     let out = zeros_like_layout(t, g.dtype())?;
@@ -269,11 +279,18 @@ pub fn cut_from_base(t: &Tensor) {
 /// One tangent (or none) per input of an op.
 type InputTangents = SmallVec<[Option<Tensor>; 2]>;
 
-/// The inputs' tangents at the propagating level, or None when none has one.
-fn input_tangents(inputs: &[Tensor]) -> Result<Option<(usize, InputTangents)>> {
-    let Some(level) = propagating_level() else {
-        return Ok(None);
-    };
+/// The inputs' tangents at each propagating level that gives one any (innermost first).
+fn input_tangents(inputs: &[Tensor]) -> Result<SmallVec<[(usize, InputTangents); 1]>> {
+    let mut found = SmallVec::new();
+    for level in (0..propagating_levels()).rev() {
+        if let Some(t) = input_tangents_at(inputs, level)? {
+            found.push((level, t));
+        }
+    }
+    Ok(found)
+}
+
+fn input_tangents_at(inputs: &[Tensor], level: usize) -> Result<Option<InputTangents>> {
     let tangents: InputTangents = inputs
         .iter()
         .map(|t| fw_grad(t, level))
@@ -281,16 +298,17 @@ fn input_tangents(inputs: &[Tensor]) -> Result<Option<(usize, InputTangents)>> {
     if tangents.iter().all(Option::is_none) {
         return Ok(None);
     }
-    Ok(Some((level, tangents)))
+    Ok(Some(tangents))
 }
 
 fn run_rule(
     op: &dyn Op,
+    level: usize,
     primals: &[Tensor],
     outputs: &[Tensor],
     tangents: &[Option<Tensor>],
 ) -> Result<Tangents> {
-    without_propagation(|| {
+    below_level(level, || {
         op.jvp(&JvpCtx {
             primals,
             outputs,
@@ -301,12 +319,25 @@ fn run_rule(
 
 /// After an out-of-place op: give its outputs their tangents (see the module docs).
 pub fn propagate(op: &dyn Op, inputs: &[Tensor], outputs: &[Tensor]) -> Result<()> {
-    let Some((level, tangents)) = input_tangents(inputs)? else {
-        return Ok(());
-    };
+    for (level, tangents) in input_tangents(inputs)? {
+        propagate_at(op, level, &tangents, inputs, outputs)?;
+    }
+    Ok(())
+}
+
+fn propagate_at(
+    op: &dyn Op,
+    level: usize,
+    tangents: &[Option<Tensor>],
+    inputs: &[Tensor],
+    outputs: &[Tensor],
+) -> Result<()> {
     // A view op's outputs get the same views of input 0's tangent (sharing its memory),
     // which the rule's own result might not (it may read a contiguous copy).
+    // Not for vmap wrappers: their layouts are one example's, not the memory's.
     let views_of_input = !outputs.is_empty()
+        && !inputs[0].is_batched()
+        && tangents[0].as_ref().is_some_and(|t| !t.is_batched())
         && outputs.iter().all(|o| {
             o.is_view() && std::sync::Arc::ptr_eq(o.data().storage(), inputs[0].data().storage())
         });
@@ -323,7 +354,7 @@ pub fn propagate(op: &dyn Op, inputs: &[Tensor], outputs: &[Tensor]) -> Result<(
             }
         }
     }
-    let results = run_rule(op, inputs, outputs, &tangents)?;
+    let results = run_rule(op, level, inputs, outputs, tangents)?;
     for (o, g) in outputs.iter().zip(results) {
         if let Some(g) = g {
             if o.dtype().is_differentiable() {
@@ -337,36 +368,43 @@ pub fn propagate(op: &dyn Op, inputs: &[Tensor], outputs: &[Tensor]) -> Result<(
 /// State carried across an in-place write: the inputs' tangents and the destination's
 /// value before the write (the rule's primal 0).
 pub struct InplaceFw {
-    level: usize,
-    tangents: InputTangents,
+    levels: SmallVec<[(usize, InputTangents); 1]>,
     old_self: Tensor,
 }
 
-/// Before an in-place op writes `inputs[0]`: what its jvp rule will need.
+/// Before an in-place op writes `inputs[0]`: what its jvp rules will need.
 pub fn before_inplace(inputs: &[Tensor]) -> Result<Option<InplaceFw>> {
-    let Some((level, tangents)) = input_tangents(inputs)? else {
+    let levels = input_tangents(inputs)?;
+    if levels.is_empty() {
         return Ok(None);
-    };
+    }
     let old_self = without_propagation(|| crate::ops::unary::clone(&inputs[0]))?;
-    Ok(Some(InplaceFw {
-        level,
-        tangents,
-        old_self,
-    }))
+    Ok(Some(InplaceFw { levels, old_self }))
 }
 
 /// After the write: update the destination's tangent in place (its views and base see
 /// it), or give the destination one (for a view: its base gets a zero tangent first).
 pub fn after_inplace(op: &dyn Op, inputs: &[Tensor], fw: InplaceFw) -> Result<()> {
-    let dst = &inputs[0];
     let mut primals: SmallVec<[Tensor; 3]> = SmallVec::new();
     primals.push(fw.old_self);
     primals.extend(inputs[1..].iter().cloned());
-    let new = run_rule(op, &primals, std::slice::from_ref(dst), &fw.tangents)?
+    for (level, tangents) in &fw.levels {
+        after_inplace_at(op, *level, tangents, &primals, &inputs[0])?;
+    }
+    Ok(())
+}
+
+fn after_inplace_at(
+    op: &dyn Op,
+    level: usize,
+    tangents: &[Option<Tensor>],
+    primals: &[Tensor],
+    dst: &Tensor,
+) -> Result<()> {
+    let new = run_rule(op, level, primals, std::slice::from_ref(dst), tangents)?
         .into_iter()
         .next()
         .flatten();
-    let level = fw.level;
     let current = fw_grad(dst, level)?;
     without_propagation(|| match (current, new) {
         (Some(cur), Some(new)) => crate::ops::inplace::copy_(&cur, &new),

@@ -12,9 +12,11 @@ fn level_of(level: i64) -> usize {
     usize::try_from(level).unwrap_or(usize::MAX)
 }
 
+/// `allow_nested`: torch.func's jvp nests levels; the public API does not.
 #[pyfunction]
-pub fn _enter_dual_level() -> PyResult<usize> {
-    run(fw::enter_level)
+#[pyo3(signature = (allow_nested=false))]
+pub fn _enter_dual_level(allow_nested: bool) -> PyResult<usize> {
+    run(|| fw::enter_level(allow_nested))
 }
 
 #[pyfunction]

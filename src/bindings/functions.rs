@@ -503,3 +503,48 @@ pub fn promote_types(
         crate::dtype::promote_types(dtype_of(a)?, dtype_of(b)?),
     ))
 }
+
+/// `cat(tensors, dim=0)` (also `concat`, `concatenate`).
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=None))]
+pub fn cat(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    if !(tensors.is_instance_of::<pyo3::types::PyList>()
+        || tensors.is_instance_of::<pyo3::types::PyTuple>())
+    {
+        return Err(PyTypeError::new_err(format!(
+            "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not {}",
+            tensors.get_type().name()?
+        )));
+    }
+    let mut list = Vec::new();
+    for (i, item) in tensors.try_iter()?.enumerate() {
+        let item = item?;
+        let Some(t) = as_tensor_ref(&item) else {
+            return Err(PyTypeError::new_err(format!(
+                "expected Tensor as element {i} in argument 0, but got {}",
+                item.get_type().name()?
+            )));
+        };
+        list.push(t);
+    }
+    let dim: i64 = match dim {
+        None => 0,
+        Some(d)
+            if d.is_instance_of::<pyo3::types::PyInt>()
+                && !d.is_instance_of::<pyo3::types::PyBool>() =>
+        {
+            d.extract()?
+        }
+        Some(d) => {
+            return Err(PyTypeError::new_err(format!(
+                "cat(): argument 'dim' must be int, not {}",
+                d.get_type().name()?
+            )))
+        }
+    };
+    to_py(py, run(|| crate::ops::join::cat(&list, dim))?)
+}

@@ -7,6 +7,7 @@ pub mod dtype;
 pub mod errors;
 pub mod factory_args;
 pub mod forward_ad;
+pub mod func;
 pub mod function;
 pub mod functions;
 pub mod gc;
@@ -25,6 +26,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_test_panic, m)?)?;
     m.add_class::<tensor::PyTensor>()?;
     forward_ad::register(m)?;
+    func::register(m)?;
     op_table::register_all(m)?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;
@@ -65,6 +67,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::set_rng_state, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_is_checkpoint_valid, m)?)?;
     m.add_function(wrap_pyfunction!(functions::where_py, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::cat, m)?)?;
     m.add_function(wrap_pyfunction!(functions::allclose, m)?)?;
     m.add_function(wrap_pyfunction!(functions::equal, m)?)?;
     m.add_function(wrap_pyfunction!(functions::promote_types, m)?)?;

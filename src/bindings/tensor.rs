@@ -196,7 +196,20 @@ pub fn arith_number_first(s: Scalar, b: &Tensor, kind: Arithmetic) -> crate::err
     }
 }
 
+pub const ERR_VMAP_ITEM: &str = "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere inside PyTorch internals, please file a bug report.";
+const ERR_NO_STORAGE: &str = "Cannot access data pointer of Tensor that doesn't have storage";
+const ERR_VMAP_CONTROL_FLOW: &str = "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .";
+
+/// Host reads of a vmap wrapper have no single answer (torch's texts).
+pub fn refuse_batched(t: &Tensor, msg: &str) -> PyResult<()> {
+    if t.is_batched() {
+        return Err(PyRuntimeError::new_err(msg.to_string()));
+    }
+    Ok(())
+}
+
 fn item_scalar(t: &Tensor) -> PyResult<Scalar> {
+    refuse_batched(t, ERR_VMAP_ITEM)?;
     if t.numel() != 1 {
         return Err(PyRuntimeError::new_err(format!(
             "a Tensor with {} elements cannot be converted to Scalar",
@@ -653,6 +666,7 @@ impl PyTensor {
     }
     /// deepcopy/pickle: a fresh 1-D tensor holding a copy of this tensor's whole storage.
     fn _fg_copy_storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        refuse_batched(&self.t, ERR_NO_STORAGE)?;
         let len = self.t.data().storage().len();
         let flat = run(|| {
             self.t
@@ -686,6 +700,7 @@ impl PyTensor {
     // ----- conversion
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        refuse_batched(&self.t, ERR_NO_STORAGE)?;
         tolist(py, &self.t)
     }
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -693,6 +708,7 @@ impl PyTensor {
     }
     #[pyo3(signature = (*, force=false))]
     fn numpy<'py>(&self, py: Python<'py>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        refuse_batched(&self.t, ERR_NO_STORAGE)?;
         // torch only refuses while grad mode is on: under no_grad() numpy() works.
         if !force && crate::autograd::grad_mode::is_grad_enabled() && self.t.requires_grad() {
             return Err(PyRuntimeError::new_err("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
@@ -707,6 +723,7 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = copy;
+        refuse_batched(&self.t, ERR_NO_STORAGE)?;
         let arr = to_numpy(py, &self.t.alias_detached())?;
         match dtype {
             Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
@@ -728,6 +745,7 @@ impl PyTensor {
         Ok(PyList::new(py, objs?)?.try_iter()?.into_any().unbind())
     }
     fn __bool__(&self) -> PyResult<bool> {
+        refuse_batched(&self.t, ERR_VMAP_CONTROL_FLOW)?;
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",

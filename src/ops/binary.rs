@@ -565,6 +565,13 @@ fn real_part(t: &Tensor) -> Result<Tensor> {
 
 /// Comparison results are bool tensors and never carry history.
 pub fn compare(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
+    let pair = [a.clone(), b.clone()];
+    if crate::functorch::batched::any_batched(&pair) {
+        let mut out = crate::functorch::batched::dispatch(&pair, |ctx| {
+            batch_broadcast(ctx, |args| compare(&args[0], &args[1], cmp))
+        })?;
+        return Ok(out.swap_remove(0));
+    }
     let dtype = result_type(&[(a.dtype(), a.dim() == 0), (b.dtype(), b.dim() == 0)], &[]);
     Ok(wrap(backend(a)?.compare(
         &a.data(),

@@ -37,8 +37,13 @@ fn check_float(dtype: DType, what: &str) -> Result<()> {
 }
 
 /// `shape` of `dtype` filled by the CPU backend's generator (factories make CPU tensors).
+/// Inside vmap the draw follows the levels' `randomness` (functorch::batched::random).
 fn random(shape: &[usize], dtype: DType, kind: Random) -> Result<Tensor> {
-    Ok(wrap(backend_for(Device::CPU)?.random(shape, dtype, kind)?))
+    let draw = |s: &[usize]| Ok(wrap(backend_for(Device::CPU)?.random(s, dtype, kind)?));
+    if crate::functorch::levels::any_open() {
+        return crate::functorch::batched::random(shape, draw);
+    }
+    draw(shape)
 }
 
 /// Uniform [0, 1).

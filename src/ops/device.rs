@@ -11,6 +11,13 @@ use crate::tensor::Tensor;
 /// The backend that owns `t`'s memory.
 #[inline]
 pub fn backend(t: &Tensor) -> Result<&'static dyn Backend> {
+    // A vmap wrapper's layout is one example's: a kernel on it would be wrong, so every
+    // op must have gone through the batched dispatch first.
+    if t.is_batched() {
+        return Err(crate::error::Error::runtime(
+            "internal error: a kernel was given a vmap wrapper (an op bypassed the batched dispatch)",
+        ));
+    }
     backend_for(t.device())
 }
 

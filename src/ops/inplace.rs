@@ -10,8 +10,11 @@ use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
 use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
 use crate::ops::device::write_into;
+use crate::ops::rules::batch_broadcast;
 use crate::ops::unary::Clamp;
-use crate::ops::{build_node, recording, Grads, JvpCtx, Op, Outputs, SaveRef, Tangents, VjpCtx};
+use crate::ops::{
+    build_node, recording, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, Tangents, VjpCtx,
+};
 use crate::tensor::{CreationMeta, Tensor};
 
 /// torch's checks before any in-place write (spec §6.2, §6.3, §7.3).
@@ -96,7 +99,8 @@ fn check_cast(result: DType, dst: DType) -> Result<()> {
 pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     let dst = &inputs[0];
     check_inplace(dst)?;
-    let mut result = op.forward(inputs)?;
+    let batched = crate::functorch::batched::any_batched(inputs);
+    let mut result = crate::ops::forward(&op, inputs)?;
     let value = result.swap_remove(0);
     check_cast(value.dtype(), dst.dtype())?;
     if value.shape() != dst.shape() {
@@ -133,7 +137,11 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     };
 
     crate::autograd::mutation::before_write(dst)?;
-    write_into(dst, &value)?;
+    if batched {
+        crate::functorch::batched::write(dst, &value)?;
+    } else {
+        write_into(dst, &value)?;
+    }
     check_inference_write(dst)?;
     dst.bump_version();
 
@@ -228,6 +236,15 @@ impl Op for Copy {
             .map(|t| crate::ops::rules::fit(t, &ctx.outputs[0]))
             .transpose()?])
     }
+    /// The source broadcast against the destination's examples, in its dtype.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let dtype = ctx.inputs[0].0.dtype();
+        batch_broadcast(ctx, |args| {
+            let shape = crate::shape::broadcast_shapes(&args[0].shape(), &args[1].shape())?;
+            let src = crate::ops::view::expand(&args[1], &shape)?;
+            crate::ops::unary::to_dtype(&src, dtype)
+        })
+    }
 }
 pub fn copy_(t: &Tensor, src: &Tensor) -> Result<()> {
     if src.dtype().is_complex() && !t.dtype().is_complex() {
@@ -276,6 +293,19 @@ impl Op for Fill {
     /// The result is a constant: a zero tangent.
     fn jvp(&self, _ctx: &JvpCtx) -> Result<Tangents> {
         Ok(smallvec::smallvec![None])
+    }
+    /// The same value for every example (the dispatcher expands it).
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        let example: crate::shape::Dims = x
+            .shape()
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| Some(i) != *b)
+            .map(|(_, &s)| s)
+            .collect();
+        let one = Tensor::full(&example, self.value, x.dtype())?;
+        Ok(smallvec::smallvec![(one, None)])
     }
 }
 pub fn fill_(t: &Tensor, value: Scalar) -> Result<()> {

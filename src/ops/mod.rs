@@ -30,6 +30,7 @@ pub mod binary;
 pub mod creation;
 pub mod device;
 pub mod inplace;
+pub mod join;
 pub mod linalg;
 pub mod reduce;
 pub mod rules;
@@ -159,7 +160,7 @@ pub fn no_batch_rule(name: &str) -> Error {
 /// Run `op`; when grad mode is on and an input requires grad, record its node, and when
 /// an input has a tangent at the current dual level, give the outputs theirs.
 pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
-    let outputs = op.forward(inputs)?;
+    let outputs = forward(&op, inputs)?;
     if crate::autograd::forward_ad::active() {
         crate::autograd::forward_ad::propagate(&op, inputs, &outputs)?;
     }
@@ -179,6 +180,16 @@ pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
         }
     }
     Ok(outputs)
+}
+
+/// The op's outputs: its kernels, or its batching rule when a vmap wrapper is among the
+/// inputs (see functorch).
+#[inline]
+pub(crate) fn forward(op: &dyn Op, inputs: &[Tensor]) -> Result<Outputs> {
+    if crate::functorch::batched::any_batched(inputs) {
+        return crate::functorch::batched::dispatch(inputs, |ctx| op.batch(ctx));
+    }
+    op.forward(inputs)
 }
 
 /// `apply` for single-output ops.

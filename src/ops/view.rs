@@ -252,6 +252,33 @@ impl Op for Restride {
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         linear_jvp(ctx, |t| restride(t, self.from.clone(), self.to.clone()))
     }
+    /// Each example moved over its own stretch of one virtual storage.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        let Some(bd) = *b else {
+            return Ok(smallvec![(
+                restride(x, self.from.clone(), self.to.clone())?,
+                None
+            )]);
+        };
+        let batch = x.shape()[bd];
+        let extent = self.from.storage_extent()?.max(self.to.storage_extent()?);
+        let with_batch = |l: &Layout| Layout {
+            shape: std::iter::once(batch)
+                .chain(l.shape.iter().copied())
+                .collect(),
+            strides: std::iter::once(extent)
+                .chain(l.strides.iter().copied())
+                .collect(),
+            offset: l.offset,
+        };
+        let out = restride(
+            &to_front(x, *b)?,
+            with_batch(&self.from),
+            with_batch(&self.to),
+        )?;
+        Ok(smallvec![(out, Some(0))])
+    }
 }
 pub fn restride(x: &Tensor, from: Layout, to: Layout) -> Result<Tensor> {
     apply1(Restride { from, to }, std::slice::from_ref(x))

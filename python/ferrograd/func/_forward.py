@@ -20,12 +20,7 @@ _API = "jvp(f, primals, tangents)"
 
 def _enter_level():
     """A new dual level that may sit inside another one."""
-    try:
-        return _C._enter_dual_level(True)
-    except TypeError:
-        # Interim: a core without the allow_nested argument (one level at a time; a
-        # nested jvp then fails with its "Nested forward mode AD" error).
-        return _C._enter_dual_level()
+    return _C._enter_dual_level(True)
 
 
 def _check_tensors(flat, argname):

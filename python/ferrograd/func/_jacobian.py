@@ -11,7 +11,7 @@ from .. import _C
 from ..utils._pytree import tree_flatten, tree_unflatten
 from ._forward import jvp
 from ._reverse import _normalize_argnums, _replace_argnums, _slice_argnums, vjp
-from ._vmap import _concat, vmap
+from ._vmap import vmap
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
 
@@ -70,7 +70,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 chunks.append([g.unsqueeze(0) for g in tree_flatten(grads)[0]])
             else:
                 chunks.append(tree_flatten(vmap(vjp_fn)(tree_unflatten(basis, out_spec)))[0])
-        per_input = [_concat(list(col), 0) for col in zip(*chunks)]
+        per_input = [_C.cat(list(col), 0) for col in zip(*chunks)]
         flat_in, in_spec = tree_flatten(primals if isinstance(argnums_n, tuple) else primals[0])
         blocks, start = [], 0
         for o in flat_out:

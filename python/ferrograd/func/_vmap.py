@@ -155,8 +155,6 @@ def _bad_output(func, kind):
 
 
 def _flat_vmap(func, batch_size, flat_in_dims, flat_args, spec, out_dims, randomness, kwargs):
-    if not hasattr(_C, "_add_batch_dim"):
-        return _vmap_by_loop(func, batch_size, flat_in_dims, flat_args, spec, out_dims, kwargs)
     level = _C._vmap_increment_nesting(batch_size, randomness)
     try:
         with _state.running():
@@ -184,45 +182,6 @@ def _flat_vmap(func, batch_size, flat_in_dims, flat_args, spec, out_dims, random
         _C._vmap_decrement_nesting()
 
 
-def _vmap_by_loop(func, batch_size, flat_in_dims, flat_args, spec, out_dims, kwargs):
-    """INTERIM (until the core has batched tensors): ``func`` once per batch element,
-    outputs stacked along their out_dims."""
-    per_element = []
-    with _state.running():
-        for i in range(batch_size):
-            args = [a if d is None else a.select(d, i) for a, d in zip(flat_args, flat_in_dims)]
-            per_element.append(func(*tree_unflatten(args, spec), **kwargs))
-    flat, out_spec, flat_dims = _flat_out_dims(per_element[0], out_dims, func)
-    columns = zip(*(tree_flatten(o)[0] for o in per_element))
-    result = []
-    for first, column, d in zip(flat, columns, flat_dims):
-        if d is None:
-            # A value that is the same object for every element did not depend on the batch.
-            if isinstance(first, _Tensor) and any(o is not first for o in column):
-                raise _bad_output(func, "batched")
-            result.append(first)
-        elif not isinstance(first, _Tensor):
-            raise _bad_output(func, type(first))
-        else:
-            result.append(_concat([o.unsqueeze(d) for o in column], d))
-    return tree_unflatten(result, out_spec)
-
-
-def _concat(parts, dim):
-    """``parts`` joined along ``dim`` (may be negative): a fresh tensor filled slice by
-    slice, differentiable (CopySlices) and forward-differentiable."""
-    first = parts[0]
-    dim = dim % first.dim()
-    shape = list(first.shape)
-    shape[dim] = sum(p.shape[dim] for p in parts)
-    out = _C.zeros(shape, dtype=first.dtype, device=first.device)
-    start = 0
-    for p in parts:
-        out.narrow(dim, start, p.shape[dim]).copy_(p)
-        start += p.shape[dim]
-    return out
-
-
 def _chunked_vmap(
     func, batch_size, flat_in_dims, flat_args, spec, out_dims, randomness, chunk_size, kwargs
 ):
@@ -243,7 +202,7 @@ def _chunked_vmap(
     flat, out_spec, flat_dims = _flat_out_dims(chunks[0], out_dims, func)
     columns = zip(*(tree_flatten(c)[0] for c in chunks))
     result = [
-        first if d is None else _concat(list(column), d)
+        first if d is None else _C.cat(list(column), d)
         for first, column, d in zip(flat, columns, flat_dims)
     ]
     return tree_unflatten(result, out_spec)

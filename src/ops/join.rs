@@ -1,0 +1,149 @@
+//! Joining tensors: `cat`. Its gradient is the slices of the incoming gradient, its
+//! tangent the join of the tangents, and its batching rule a join one dim further in.
+
+use smallvec::{smallvec, SmallVec};
+
+use crate::dtype::result_type;
+use crate::error::{Error, Result};
+use crate::ops::rules::to_front;
+use crate::ops::{apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx};
+use crate::shape::{wrap_dim, Dims};
+use crate::tensor::{CreationMeta, Tensor};
+
+/// torch skips 1-d empty tensors in `cat` whatever the other shapes (legacy behaviour).
+fn skipped(t: &Tensor) -> bool {
+    t.dim() == 1 && t.numel() == 0
+}
+
+/// The joined shape, after torch's checks (`dim` already wrapped).
+fn cat_shape(inputs: &[Tensor], dim: usize) -> Result<Dims> {
+    let Some(first) = inputs.iter().find(|t| !skipped(t)) else {
+        return Ok(Dims::from_slice(&[0]));
+    };
+    let mut shape = first.dims();
+    shape[dim] = 0;
+    for (i, t) in inputs.iter().enumerate() {
+        if skipped(t) {
+            continue;
+        }
+        if t.dim() != shape.len() {
+            return Err(Error::runtime(format!(
+                "Tensors must have same number of dimensions: got {} and {}",
+                shape.len(),
+                t.dim()
+            )));
+        }
+        for (d, (&want, &got)) in first.shape().iter().zip(t.shape().iter()).enumerate() {
+            if d != dim && want != got {
+                return Err(Error::runtime(format!(
+                    "Sizes of tensors must match except in dimension {dim}. Expected size {want} but got size {got} for tensor number {i} in the list."
+                )));
+            }
+        }
+        shape[dim] += t.shape()[dim];
+    }
+    Ok(shape)
+}
+
+pub struct Cat {
+    pub dim: usize,
+}
+
+impl Op for Cat {
+    fn name(&self) -> &'static str {
+        "CatBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let shape = cat_shape(inputs, self.dim)?;
+        let dtypes: SmallVec<[_; 4]> = inputs.iter().map(|t| (t.dtype(), false)).collect();
+        let out = Tensor::zeros(&shape, result_type(&dtypes, &[]))?;
+        let mut start = 0;
+        for t in inputs.iter().filter(|t| !skipped(t)) {
+            let n = t.shape()[self.dim];
+            let layout = out
+                .layout()
+                .narrow(self.dim as i64, start as i64, n as i64)?;
+            let part = out.make_view(layout, CreationMeta::Default)?;
+            crate::ops::device::write_into(&part, t)?;
+            start += n;
+        }
+        Ok(smallvec![out])
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let mut start = 0i64;
+        let mut grads = Grads::new();
+        for (i, meta) in ctx.inputs.iter().enumerate() {
+            if meta.shape.len() == 1 && meta.shape[0] == 0 {
+                grads.push(
+                    ctx.needs(i)
+                        .then(|| Tensor::zeros(&[0], meta.dtype))
+                        .transpose()?,
+                );
+                continue;
+            }
+            let n = meta.shape[self.dim] as i64;
+            grads.push(if ctx.needs(i) {
+                Some(crate::ops::view::narrow(&g, self.dim as i64, start, n)?)
+            } else {
+                None
+            });
+            start += n;
+        }
+        Ok(grads)
+    }
+    /// The join of the tangents, zeros standing for missing ones.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        if ctx.tangents.iter().all(Option::is_none) {
+            return Ok(smallvec![None]);
+        }
+        let parts: Vec<Tensor> = ctx
+            .primals
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match ctx.tangent(i) {
+                Some(t) => Ok(t.clone()),
+                None => crate::ops::creation::zeros_like(p),
+            })
+            .collect::<Result<_>>()?;
+        Ok(smallvec![Some(cat(&parts, self.dim as i64)?)])
+    }
+    /// Batch dims in front (unbatched inputs expanded), joined one dim further in.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let batch = ctx
+            .inputs
+            .iter()
+            .find_map(|(x, b)| b.map(|b| x.shape()[b]))
+            .unwrap_or(1);
+        let parts: Vec<Tensor> = ctx
+            .inputs
+            .iter()
+            .map(|(x, b)| match b {
+                Some(_) => to_front(x, *b),
+                None => {
+                    let u = crate::ops::view::unsqueeze(x, 0)?;
+                    let mut shape = u.dims();
+                    shape[0] = batch;
+                    crate::ops::view::expand(&u, &shape)
+                }
+            })
+            .collect::<Result<_>>()?;
+        Ok(smallvec![(cat(&parts, self.dim as i64 + 1)?, Some(0))])
+    }
+}
+
+/// `cat(tensors, dim)`.
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let Some(first) = tensors.iter().find(|t| !skipped(t)).or(tensors.first()) else {
+        return Err(Error::value(
+            "torch.cat(): expected a non-empty list of Tensors",
+        ));
+    };
+    if let Some(i) = tensors.iter().position(|t| t.dim() == 0) {
+        return Err(Error::runtime(format!(
+            "zero-dimensional tensor (at position {i}) cannot be concatenated"
+        )));
+    }
+    let dim = wrap_dim(dim, first.dim())?;
+    apply1(Cat { dim }, tensors)
+}
