@@ -18,6 +18,7 @@ SCRIPTS = (
     "bench_unary.py",
     "bench_kernels.py",
     "bench_functional.py",
+    "bench_func.py",
 )
 
 

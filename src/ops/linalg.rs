@@ -7,9 +7,11 @@ use crate::error::{Error, Result};
 use crate::kernels::matmul::MatRef;
 use crate::ops::binary::mul;
 use crate::ops::device::{backend, wrap};
-use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp};
+use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp, to_front};
 use crate::ops::unary::conj;
-use crate::ops::view::{expand, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
+use crate::ops::view::{
+    expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp,
+};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -136,8 +138,20 @@ impl Op for Mm {
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         bilinear_jvp(ctx, mm)
     }
+    /// One GEMM whatever is batched: a batched left factor folds into the rows, a
+    /// batched right factor into the columns (`a @ [b_1 .. b_B]`).
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_front(ctx, |a| matmul(&a[0], &a[1]))
+        let ((a, ba), (b, bb)) = (&ctx.inputs[0], &ctx.inputs[1]);
+        match (ba, bb) {
+            (None, Some(_)) => {
+                let bf = to_front(b, *bb)?; // [B, k, m]
+                let (nb, k, m) = (bf.shape()[0], bf.shape()[1], bf.shape()[2]);
+                let cols = reshape(&permute(&bf, &[1, 0, 2])?, &[k, nb * m])?;
+                let out = reshape(&mm(a, &cols)?, &[a.shape()[0], nb, m])?;
+                Ok(smallvec![(out, Some(1))])
+            }
+            _ => batch_front(ctx, |a| matmul(&a[0], &a[1])),
+        }
     }
 }
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -261,14 +275,14 @@ impl Op for Mv {
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         bilinear_jvp(ctx, mv)
     }
+    /// A GEMM: batched vectors are the rows of `V @ A^T`, batched matrices fold into the
+    /// rows of `A @ v`, both batched is a bmm.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_front(ctx, |a| {
-            crate::ops::reduce::sum(
-                &mul(&a[0], &unsqueeze(&a[1], -2)?)?,
-                Some(&[-1]),
-                false,
-                None,
-            )
+        let (ba, bv) = (ctx.inputs[0].1, ctx.inputs[1].1);
+        batch_front(ctx, |x| match (ba, bv) {
+            (None, Some(_)) => mm(&x[1], &transpose(&x[0], 0, 1)?),
+            (Some(_), None) => matmul(&x[0], &x[1]),
+            _ => squeeze(&bmm(&x[0], &unsqueeze(&x[1], -1)?)?, Some(&[-1])),
         })
     }
 }
@@ -324,9 +338,13 @@ impl Op for Dot {
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         bilinear_jvp(ctx, dot)
     }
+    /// A matrix-vector product when one side is batched, a row-wise sum when both are.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_front(ctx, |a| {
-            crate::ops::reduce::sum(&mul(&a[0], &a[1])?, Some(&[-1]), false, None)
+        let (ba, bb) = (ctx.inputs[0].1, ctx.inputs[1].1);
+        batch_front(ctx, |x| match (ba, bb) {
+            (Some(_), None) => mv(&x[0], &x[1]),
+            (None, Some(_)) => mv(&x[1], &x[0]),
+            _ => crate::ops::reduce::sum(&mul(&x[0], &x[1])?, Some(&[-1]), false, None),
         })
     }
 }
