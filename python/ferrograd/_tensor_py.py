@@ -38,7 +38,7 @@ def tensor_repr(t):
     info = _C._batch_info(t)
     if info is not None:
         # A vmap wrapper shows its physical value, as torch's BatchedTensor does.
-        level, bdim, value = info
+        level, bdim, value = info[:3]
         inner = tensor_repr(value).replace("\n", "\n    ")
         return f"BatchedTensor(lvl={level}, bdim={bdim}, value=\n    {inner}\n)"
     return _repr(t)

@@ -49,22 +49,33 @@ pub fn _is_batched_at(t: &Bound<'_, PyAny>, level: u64) -> PyResult<bool> {
     Ok(batched::is_batched_at(&extract_tensor(t, "tensor")?, level))
 }
 
-/// `(level, bdim, value)` of a wrapper, or None (repr and debugging). The level is its
-/// depth among this thread's open levels (torch's numbering), or its id once closed.
+/// `(depth, bdim, value, level, randomness)` of a wrapper, or None. `depth` is the
+/// level's place among this thread's open levels, from 1 (torch's numbering in reprs),
+/// or its id once closed; `level` is the id the other functions take.
 #[pyfunction]
 pub fn _batch_info(
     py: Python<'_>,
     t: &Bound<'_, PyAny>,
-) -> PyResult<Option<(u64, usize, Py<PyAny>)>> {
+) -> PyResult<Option<(u64, usize, Py<PyAny>, u64, &'static str)>> {
     let t = extract_tensor(t, "tensor")?;
     let Some(b) = t.batch_info() else {
         return Ok(None);
     };
-    let depth = levels::open()
-        .iter()
-        .position(|l| l.id == b.level)
-        .map_or(b.level, |p| p as u64 + 1);
-    Ok(Some((depth, b.bdim, to_py(py, b.value.clone())?)))
+    let open = levels::open();
+    let place = open.iter().position(|l| l.id == b.level);
+    let depth = place.map_or(b.level, |p| p as u64 + 1);
+    let randomness = match place.map(|p| open[p].randomness) {
+        Some(levels::Randomness::Different) => "different",
+        Some(levels::Randomness::Same) => "same",
+        _ => "error",
+    };
+    Ok(Some((depth, b.bdim, to_py(py, b.value.clone())?, b.level, randomness)))
+}
+
+/// Whether a vmap level is open on this thread (custom Functions check this first).
+#[pyfunction]
+pub fn _vmap_active() -> bool {
+    levels::any_open()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -74,5 +85,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_remove_batch_dim, m)?)?;
     m.add_function(wrap_pyfunction!(_is_batched_at, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_vmap_active, m)?)?;
     Ok(())
 }

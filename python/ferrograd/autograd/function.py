@@ -7,8 +7,10 @@ backward calls back into ``_do_backward`` here. The ctx object passed to ``forwa
 ``out.grad_fn`` returns.
 """
 
+import collections
 import functools
 import inspect
+import sys
 import warnings
 
 from .. import _C
@@ -220,8 +222,17 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = cls._backward_cls()
         separate = _is_overridden(cls, "setup_context")
+        func_state = sys.modules.get("ferrograd.func._state")
+        if func_state is not None and func_state.depth and not separate:
+            raise RuntimeError(_ERR_NEEDS_SETUP_CONTEXT)
+        if _C._vmap_active():
+            batched = _innermost_batched(args)
+            if batched is not None:
+                custom = _vmap_rule(cls)
+                if custom:
+                    return _apply_vmap_rule(cls, batched, args)
+        ctx = cls._backward_cls()
         if separate:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
@@ -262,6 +273,75 @@ class Function(metaclass=FunctionMeta):
         if fw_prev:
             _forward_mode(cls, ctx, inputs, outputs)
         return tuple(outputs) if is_tuple else outputs[0]
+
+
+_DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+_ERR_NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+    f"jacrev, ...), it must override the setup_context staticmethod. {_DOCS}"
+)
+
+VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
+
+
+def _innermost_batched(args):
+    """``(level, randomness)`` of the innermost vmap level among the arguments' batched
+    wrappers, or None."""
+    best = None
+    for a in args:
+        if isinstance(a, _Tensor):
+            info = _C._batch_info(a)
+            if info is not None and (best is None or info[3] > best[0]):
+                best = (info[3], info[4])
+    return best
+
+
+def _vmap_rule(cls):
+    """Whether ``cls`` batches through its own ``vmap`` (True) or through its ops
+    (``generate_vmap_rule``: False); torch's errors for neither and both."""
+    custom = _is_overridden(cls, "vmap")
+    if custom and cls.generate_vmap_rule:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+            "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+            "delete the overridden vmap staticmethod to avoid ambiguity. " + _DOCS
+        )
+    if not custom and not cls.generate_vmap_rule:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. " + _DOCS
+        )
+    return custom
+
+
+def _apply_vmap_rule(cls, batched, args):
+    """``cls.vmap(info, in_dims, *args)`` on the physical values of the innermost level,
+    its outputs wrapped back at that level by the ``out_dims`` it returns."""
+    level, randomness = batched
+    unwrapped, in_dims, batch_size = [], [], None
+    for a in args:
+        info = _C._batch_info(a) if isinstance(a, _Tensor) else None
+        if info is not None and info[3] == level:
+            value, bdim = info[2], info[1]
+            batch_size = value.shape[bdim]
+            unwrapped.append(value)
+            in_dims.append(bdim)
+        else:
+            unwrapped.append(a)
+            in_dims.append(None)
+    output, out_dims = cls.vmap(VmapInfo(batch_size, randomness), tuple(in_dims), *unwrapped)
+    if isinstance(output, tuple):
+        if not isinstance(out_dims, tuple):
+            out_dims = (out_dims,) * len(output)
+        return tuple(_wrap_output(o, d, level) for o, d in zip(output, out_dims))
+    return _wrap_output(output, out_dims, level)
+
+
+def _wrap_output(output, out_dim, level):
+    if out_dim is None or not isinstance(output, _Tensor):
+        return output
+    return _C._add_batch_dim(output, out_dim, level)
 
 
 _ERR_JVP_INPLACE = (
