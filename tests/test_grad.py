@@ -292,6 +292,21 @@ def test_C77_is_grads_batched_batch_sizes_must_agree():
         torch.autograd.grad((w * 2, w.sum()), w, (torch.ones(2, 3), None), is_grads_batched=True)
 
 
+def test_C77_is_grads_batched_refuses_random_ops_in_backward():
+    class Noisy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * torch.rand(3)
+
+    w = torch.ones(3, requires_grad=True)
+    with raises_rt("vmap: We do not yet support calling random operations inside of vmap"):
+        torch.autograd.grad(Noisy.apply(w), w, torch.eye(3), is_grads_batched=True)
+
+
 def test_C79_none_grad_output_for_scalar_output_uses_ones():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = (x * x).sum()

@@ -10,7 +10,7 @@ import sys
 import warnings
 
 from .. import _C
-from . import forward_ad, function, graph
+from . import _legacy_vmap, forward_ad, function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -253,39 +253,17 @@ def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
     """`is_grads_batched=True`: one engine pass whose grad_outputs are batched at a fresh
     vmap level (dim 0 is the batch), so every vjp rule runs once on the whole batch;
     the results get the batch dim back at 0 (as torch's `_vmap(vjp)` does)."""
-    batch = _grads_batch_size(grads)
+    batch = _legacy_vmap.batch_size(grads, "vjp")
     level = _C._vmap_increment_nesting(batch, "error")
     try:
         wrapped = [None if g is None else _C._add_batch_dim(g, 0, level) for g in grads]
-        result = _C._run_backward(outputs, wrapped, retain_graph, create_graph, inputs, False)
+        with _legacy_vmap.legacy_random_error():
+            result = _C._run_backward(outputs, wrapped, retain_graph, create_graph, inputs, False)
         return tuple(
             None if r is None else _C._remove_batch_dim(r, level, batch, 0) for r in result
         )
     finally:
         _C._vmap_decrement_nesting()
-
-
-def _grads_batch_size(grads):
-    """The common size of dim 0 of the batched grad_outputs, with torch's vmap texts."""
-    sizes = []
-    for g in grads:
-        if g is None:
-            continue
-        if g.dim() == 0:
-            raise ValueError(
-                "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that "
-                "input is a Tensor of dimensionality 0 so expected in_dim to satisfy "
-                "0 <= in_dim < 0."
-            )
-        sizes.append(g.shape[0])
-    if not sizes:
-        raise ValueError("vmap: Expected at least one Tensor to vmap over")
-    if any(s != sizes[0] for s in sizes):
-        raise ValueError(
-            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
-            f"sizes {sizes} for the mapped dimension"
-        )
-    return sizes[0]
 
 
 def _finish_grads(result, inputs, allow_unused, materialize_grads, create_graph):
