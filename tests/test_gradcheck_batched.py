@@ -81,6 +81,17 @@ def test_C205_batched_grad_passes_for_composite_function():
     assert gradgradcheck(lambda a, b: (a * b).sin(), (x, y), check_batched_grad=True)
 
 
+def test_C207_sin_passes_forward_ad_and_batched_grad():
+    assert gradcheck(torch.sin, (double(3, 2),), check_forward_ad=True, check_batched_grad=True)
+    assert gradcheck(
+        torch.sin,
+        (double(3, 2),),
+        check_forward_ad=True,
+        check_batched_grad=True,
+        check_batched_forward_grad=True,
+    )
+
+
 def test_C206_batched_forward_grad_passes_for_composite_function():
     x, y = double(3, 2), double(2)
     assert gradcheck(
