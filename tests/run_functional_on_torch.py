@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.autograd.forward_ad
+import torch._vmap_internals
 import torch.autograd.functional
 
 HERE = Path(__file__).resolve().parent
@@ -32,6 +33,9 @@ def our_functional_over_torch():
     pkg = types.ModuleType("_ferrograd_autograd_over_torch")
     pkg.__path__ = [str(AUTOGRAD_DIR)]
     sys.modules[pkg.__name__] = pkg
+    # Forward-mode Jacobians vmap over forward AD, which only torch's legacy vmap allows.
+    legacy = importlib.import_module(f"{pkg.__name__}._legacy_vmap")
+    legacy.vmap = torch._vmap_internals._vmap
     return importlib.import_module(f"{pkg.__name__}.functional")
 
 

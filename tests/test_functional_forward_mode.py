@@ -145,3 +145,25 @@ def test_forward_over_reverse_leaves_the_input_alone():
     x = rand64(3)
     hessfwd(lambda a: (a**3).sum(), x)
     assert not x.requires_grad
+
+
+def test_C295_forward_mode_is_one_vmapped_pass():
+    # torch vmaps one forward-AD pass over the standard basis: func runs once, whatever
+    # the number of input elements.
+    calls = []
+
+    def f(a, b):
+        calls.append(1)
+        return a.sin() * b.sum()
+
+    jac = jacfwd(f, (rand64(3), rand64(2, 2)))
+    assert len(calls) == 1
+    assert [tuple(j.shape) for j in jac] == [(3, 3), (3, 2, 2)]
+
+
+def test_C295_forward_mode_refuses_random_ops_with_legacy_vmap_text():
+    with pytest.raises(
+        RuntimeError,
+        match="vmap: We do not yet support calling random operations inside of vmap",
+    ):
+        jacfwd(lambda a: a * torch.rand(3, dtype=F64), rand64(3))

@@ -1,8 +1,8 @@
 """``torch.autograd.grad`` and gradient edges: checklist C60–C82 (spec autograd.md §3, §9.5,
 §9.6).
 
-C77/C78 (``is_grads_batched``) run one VJP per batch entry until vmap arrives with the
-torch.func issue; the results are the same.
+C77/C78 (``is_grads_batched``): one engine pass on grad_outputs batched at a vmap level,
+as torch's ``_vmap(vjp)`` does (a custom backward runs once, on the whole batch).
 """
 
 import re
@@ -239,6 +239,72 @@ def test_C78_is_grads_batched_shape_mismatch_raises():
         "as the batch dimension."
     ):
         torch.autograd.grad(out, w, torch.ones(3), is_grads_batched=True)
+
+
+def test_C77_is_grads_batched_runs_each_backward_once():
+    # One batched pass: the custom backward sees the per-example shape, once (torch too).
+    calls = []
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(tuple(g.shape))
+            return g * 2
+
+    w = torch.ones(3, requires_grad=True)
+    (jac,) = torch.autograd.grad(Double.apply(w), w, torch.eye(3), is_grads_batched=True)
+    assert calls == [(3,)]
+    assert torch.equal(jac, torch.eye(3) * 2)
+
+
+def test_C77_is_grads_batched_hessian_keeps_graph_and_unused_inputs():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    unused = torch.ones(2, requires_grad=True)
+    (g,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+    h, none = torch.autograd.grad(
+        g, (x, unused), torch.eye(3), is_grads_batched=True, create_graph=True, allow_unused=True
+    )
+    assert none is None
+    assert torch.equal(h, torch.eye(3) * torch.tensor([6.0, 12.0, 18.0]))
+    assert h.requires_grad
+    # materialize_grads fills in zeros shaped like the input, unbatched (as torch does).
+    _, zero = torch.autograd.grad(
+        g, (x, unused), torch.eye(3), is_grads_batched=True, materialize_grads=True
+    )
+    assert zero.shape == (2,)
+
+
+def test_C77_is_grads_batched_batch_sizes_must_agree():
+    w = torch.ones(3, requires_grad=True)
+    with pytest.raises(
+        ValueError,
+        match=re.escape("got sizes [2, 4] for the mapped dimension"),
+    ):
+        torch.autograd.grad(
+            (w * 2, w * 3), w, (torch.ones(2, 3), torch.ones(4, 3)), is_grads_batched=True
+        )
+    # An implicit grad_output (a scalar output) has no batch dim.
+    with pytest.raises(ValueError, match="expected in_dim to satisfy 0 <= in_dim < 0"):
+        torch.autograd.grad((w * 2, w.sum()), w, (torch.ones(2, 3), None), is_grads_batched=True)
+
+
+def test_C77_is_grads_batched_refuses_random_ops_in_backward():
+    class Noisy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * torch.rand(3)
+
+    w = torch.ones(3, requires_grad=True)
+    with raises_rt("vmap: We do not yet support calling random operations inside of vmap"):
+        torch.autograd.grad(Noisy.apply(w), w, torch.eye(3), is_grads_batched=True)
 
 
 def test_C79_none_grad_output_for_scalar_output_uses_ones():

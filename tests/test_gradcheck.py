@@ -1,7 +1,8 @@
 """gradcheck / gradgradcheck (spec autograd.md §12; checklist C197–C217).
 
 Items that need a custom ``autograd.Function`` (C198–C200, C209, C211's wrong-backward
-half, C212, C214, C410) or forward-mode AD (C207, C217) arrive with those issues."""
+half, C212, C214, C410) or forward-mode AD (C217) arrive with those issues; the batched
+checks (C205-C208 with vmap, C207) are in test_gradcheck_batched.py."""
 
 import re
 

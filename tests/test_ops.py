@@ -2,9 +2,11 @@
 
 - the forward result equals numpy's (float64, float32, complex128 where supported),
 - gradcheck passes in float64 (and complex128 where supported), in reverse mode and in
-  forward mode (jvp columns against finite differences; issue 9),
+  forward mode (jvp columns against finite differences; issue 9), with the batched
+  checks (vmap over the vjp / jvp against a loop) on every sample that does not hit a
+  batching rule the core lacks (declared in test_vmap_ops.NO_BATCHING_RULE),
 - gradgradcheck passes in float64 (and complex128 where supported) where the entry
-  supports it, reverse-over-reverse and forward-over-reverse,
+  supports it, reverse-over-reverse (batched too) and forward-over-reverse,
 - float32 gradients agree with float64 ones,
 - the output's grad_fn has torch's name where the database pins one.
 
@@ -17,6 +19,7 @@ import ferrograd as torch
 import numpy as np
 import pytest
 from opdb import ISSUE_OPS, OP_DB, NonContig, as_array, is_float_array, ref_kwargs, to_tensor
+from test_vmap_ops import NO_BATCHING_RULE, missing_rule
 
 # (rtol, atol) of the forward comparison. The reference runs in float64 on the same
 # (rounded) numbers, so float32 results only carry their own rounding.
@@ -103,10 +106,40 @@ def test_forward(op, sample, dtype):
 # ----------------------------------------------------------------------------- gradients
 
 
+# Batching rules the gradient checks need beyond the op's own (NO_BATCHING_RULE): along
+# a dim, the jvp of max/min gathers at the indices and the vjp scatters to them, and the
+# core has no rule for gather or scatter.
+BATCHED_GRAD_MISSING = {
+    name: NO_BATCHING_RULE.get(name, set()) | extra
+    for name, extra in {
+        "max": {"GatherBackward0", "ScatterBackward0"},
+        "min": {"GatherBackward0", "ScatterBackward0"},
+        "as_strided": set(),
+    }.items()
+}
+
+
+def _checked(check, op, fn, inputs, **kwargs):
+    """`check` (gradcheck or gradgradcheck) with its batched checks. One that hits a
+    missing batching rule declared for the op (BATCHED_GRAD_MISSING) is dropped, the
+    forward-mode one first, and the rest are run again."""
+    batched = ["check_batched_grad"]
+    if check is torch.autograd.gradcheck:
+        batched.insert(0, "check_batched_forward_grad")
+    while True:
+        try:
+            return check(fn, inputs, **kwargs, **dict.fromkeys(batched, True))
+        except torch.autograd.GradcheckError as ex:
+            missing = missing_rule(ex.__cause__)
+            if not batched or missing not in BATCHED_GRAD_MISSING.get(op.name, ()):
+                raise
+        batched.pop(0)
+
+
 @pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_grad))
 def test_gradcheck(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True)
+    assert _checked(torch.autograd.gradcheck, op, fn, inputs, check_forward_ad=True)
 
 
 @pytest.mark.parametrize(
@@ -114,13 +147,13 @@ def test_gradcheck(op, sample):
 )
 def test_gradcheck_complex(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True)
+    assert _checked(torch.autograd.gradcheck, op, fn, inputs, check_forward_ad=True)
 
 
 @pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_gradgrad))
 def test_gradgradcheck(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradgradcheck(fn, inputs, check_fwd_over_rev=True)
+    assert _checked(torch.autograd.gradgradcheck, op, fn, inputs, check_fwd_over_rev=True)
 
 
 # Second derivatives missing in complex128 (the rule, not the check): expected to raise
@@ -143,7 +176,7 @@ def _complex_gradgrad_cases():
 @pytest.mark.parametrize("op, sample", _complex_gradgrad_cases())
 def test_gradgradcheck_complex(op, sample):
     fn, inputs = _as_function(op, sample)
-    assert torch.autograd.gradgradcheck(fn, inputs, check_fwd_over_rev=True)
+    assert _checked(torch.autograd.gradgradcheck, op, fn, inputs, check_fwd_over_rev=True)
 
 
 def _grads(op, sample):

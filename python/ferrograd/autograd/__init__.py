@@ -10,7 +10,7 @@ import sys
 import warnings
 
 from .. import _C
-from . import forward_ad, function, graph
+from . import _legacy_vmap, forward_ad, function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -250,26 +250,20 @@ def grad(
 
 
 def _batched_grad(outputs, grads, inputs, retain_graph, create_graph):
-    """`is_grads_batched=True`: one VJP per batch entry (a loop until vmap lands),
-    stacked along a new leading dim."""
-    batch = next(g.shape[0] for g in grads if g is not None)
-    per_sample = []
-    for b in range(batch):
-        gb = [g[b] if g is not None else None for g in grads]
-        keep = retain_graph or b < batch - 1
-        per_sample.append(_C._run_backward(outputs, gb, keep, create_graph, inputs, False))
-    stacked = []
-    for i, inp in enumerate(inputs):
-        parts = [r[i] for r in per_sample]
-        if all(p is None for p in parts):
-            stacked.append(None)
-            continue
-        out = _C.zeros(batch, *inp.shape, dtype=inp.dtype)
-        for b, p in enumerate(parts):
-            if p is not None:
-                out[b] = p
-        stacked.append(out)
-    return tuple(stacked)
+    """`is_grads_batched=True`: one engine pass whose grad_outputs are batched at a fresh
+    vmap level (dim 0 is the batch), so every vjp rule runs once on the whole batch;
+    the results get the batch dim back at 0 (as torch's `_vmap(vjp)` does)."""
+    batch = _legacy_vmap.batch_size(grads, "vjp")
+    level = _C._vmap_increment_nesting(batch, "error")
+    try:
+        wrapped = [None if g is None else _C._add_batch_dim(g, 0, level) for g in grads]
+        with _legacy_vmap.legacy_random_error():
+            result = _C._run_backward(outputs, wrapped, retain_graph, create_graph, inputs, False)
+        return tuple(
+            None if r is None else _C._remove_batch_dim(r, level, batch, 0) for r in result
+        )
+    finally:
+        _C._vmap_decrement_nesting()
 
 
 def _finish_grads(result, inputs, allow_unused, materialize_grads, create_graph):

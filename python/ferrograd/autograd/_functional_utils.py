@@ -215,12 +215,9 @@ def standard_basis(tensors, numels):
 
 
 def stack(parts):
-    """Stack same-shaped tensors along a new leading dim, differentiably (each row is a
-    copy into a slice, so create_graph results keep their history)."""
+    """Stack same-shaped tensors along a new leading dim, differentiably. Built on ``cat``
+    (which has a batching rule), so a Jacobian stacked here can itself be differentiated
+    with batched grad_outputs (a vectorized Hessian)."""
     if not parts:
         raise RuntimeError("stack expects a non-empty TensorList")
-    first = parts[0]
-    out = _lib.zeros(len(parts), *first.shape, dtype=first.dtype, device=first.device)
-    for k, p in enumerate(parts):
-        out[k] = p
-    return out
+    return _lib.cat([p.unsqueeze(0) for p in parts], 0)

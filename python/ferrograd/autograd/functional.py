@@ -24,6 +24,7 @@ import importlib
 import ferrograd as _lib
 
 from . import _functional_utils as _u
+from . import _legacy_vmap
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -209,23 +210,15 @@ def _jacfwd(func, inputs, strict, vectorize):
 
 
 def _jvp_columns(func, inputs, numels):
-    """Per output, the tangents J·e_k stacked over every basis vector e_k of the inputs.
-
-    Until vmap exists this is a loop of forward-AD passes, one per basis vector; the vmap
-    issue replaces the loop by one pass over the batched basis. Also returns whether func
-    returned a tuple, and its (primal) outputs."""
+    """Per output, the tangents J·e_k stacked over every basis vector e_k of the inputs:
+    one forward-AD pass vmapped over the standard basis (as torch's ``_jacfwd``). Also
+    returns whether func returned a tuple, and its (primal) outputs."""
     fwAD = importlib.import_module(f"{_lib.__name__}.autograd.forward_ad")
-    basis = _u.standard_basis(inputs, numels)
-    total = sum(numels)
-    columns = None
-    # With no input element at all one pass with zero tangents still finds the outputs.
-    for k in range(max(total, 1)):
-        if total:
-            tangents = tuple(chunk[k].view_as(inp) for chunk, inp in zip(basis, inputs))
-        else:
-            tangents = tuple(_lib.zeros_like(inp) for inp in inputs)
+    info = []
+
+    def jvp(*tangents):
         with fwAD.dual_level():
-            duals = tuple(fwAD.make_dual(p, t) for p, t in zip(inputs, tangents))
+            duals = tuple(fwAD.make_dual(p, t.view_as(p)) for p, t in zip(inputs, tangents))
             # (sic) torch names no function in this message ("given to None").
             is_outputs_tuple, outs = _u.as_tuple(func(*duals), "outputs", None)
             primals, out_tangents = [], []
@@ -233,17 +226,19 @@ def _jvp_columns(func, inputs, numels):
                 primal, tangent = fwAD.unpack_dual(out)
                 primals.append(primal)
                 out_tangents.append(_lib.zeros_like(primal) if tangent is None else tangent)
-        if columns is None:
-            columns = [[] for _ in out_tangents]
-        for col, t in zip(columns, out_tangents):
-            col.append(t)
-    if not total:
-        stacked = tuple(
-            _lib.zeros(0, *p.shape, dtype=p.dtype, device=p.device) for p in primals
-        )
-    else:
-        stacked = tuple(_u.stack(col) for col in columns)
-    return is_outputs_tuple, primals, stacked
+        info.append((is_outputs_tuple, primals))
+        return tuple(out_tangents)
+
+    if sum(numels):
+        columns = _legacy_vmap.vmap(jvp)(*_u.standard_basis(inputs, numels))
+        is_outputs_tuple, primals = info[0]
+        return is_outputs_tuple, primals, columns
+    # No input element at all: nothing to map over; one pass with zero tangents finds
+    # the outputs, and every column block is empty.
+    jvp(*(_lib.zeros_like(inp) for inp in inputs))
+    is_outputs_tuple, primals = info[0]
+    empty = tuple(_lib.zeros(0, *p.shape, dtype=p.dtype, device=p.device) for p in primals)
+    return is_outputs_tuple, primals, empty
 
 
 def _check_single_element(is_outputs_tuple, out, fn_name):

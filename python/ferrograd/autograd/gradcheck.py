@@ -11,8 +11,8 @@ real part. Instead of calling ``real()``/``imag()`` on the outputs, the analytic
 backpropagates ``1`` or ``1j`` into the complex output (what ``real``/``imag`` backward
 would send) and the numerical side takes the part of the finite difference.
 
-Forward-mode and vmap based checks use ``ferrograd.autograd.forward_ad`` and
-``ferrograd.func.vmap``; while those are missing they raise NotImplementedError.
+Forward-mode checks use ``ferrograd.autograd.forward_ad``; the batched checks compare
+the core's vmap over a vjp (or jvp) with a loop of them, as torch's do.
 """
 
 import cmath
@@ -24,6 +24,8 @@ import warnings
 import ferrograd as torch
 
 from .._tensor_str import tensor_repr
+from . import _legacy_vmap
+from ._functional_utils import stack
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -704,20 +706,6 @@ def _forward_ad():
     return forward_ad
 
 
-def _vmap(what):
-    vmap = None
-    try:
-        from ..func import vmap
-    except ImportError:
-        vmap = getattr(torch, "vmap", None)
-    if vmap is None:
-        raise NotImplementedError(
-            f"gradcheck({what}=True) needs vmap (torch.func.vmap), which ferrograd does not "
-            "implement yet"
-        )
-    return vmap
-
-
 def _dual_call(p, fw, tangents, plain=None):
     """Call ``func`` inside a dual level, each checked input carrying ``tangents[pos]``
     (zeros where absent; ``plain`` is passed without tangent); return the flat
@@ -805,38 +793,51 @@ def _test_undefined_forward_mode(p):
                     )
 
 
+def _zeros_like_expanded(t):
+    # What torch puts for a missing gradient or tangent: a broadcast zero.
+    return torch.zeros((), dtype=t.dtype).expand(tuple(t.shape))
+
+
+def _batched_mismatch(output_idx, input_idx, res, exp, note):
+    return GradcheckError(
+        f"For output {output_idx} and input {input_idx}:\n\n{note}\n\n"
+        f"Got:\n{res}\n\nExpected:\n{exp}"
+    )
+
+
+def _compare_batched(vjp_or_jvp, batch, note, index_pair):
+    """vmap of ``vjp_or_jvp`` over the stacked ``batch`` against the stacked loop of it;
+    a failing vmap (e.g. an op without a batching rule) becomes a GradcheckError too.
+    ``index_pair(i)`` names the (output, input) of result ``i`` in the message."""
+    expected = [stack(shards) for shards in zip(*[vjp_or_jvp(v) for v in batch])]
+    try:
+        result = _legacy_vmap.vmap(vjp_or_jvp)(stack(batch))
+    except RuntimeError as ex:
+        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
+    for i, (res, exp) in enumerate(zip(result, expected)):
+        if not torch.allclose(res, exp):
+            raise _batched_mismatch(*index_pair(i), res, exp, note)
+
+
 def _test_batched_grad(p, output, output_idx):
-    """vmap over the vjp must equal a loop of vjps (two random grad_outputs)."""
-    vmap = _vmap("check_batched_grad")
+    """vmap over the vjp of ``output`` must equal a loop of vjps (two random
+    grad_outputs); torch's ``_test_batched_grad``."""
     diff_tensors = [i.tensor for i in p.diff]
 
     def vjp(v):
         grads = torch.autograd.grad(output, diff_tensors, v, retain_graph=True, allow_unused=True)
         return tuple(
-            g if g is not None else torch.zeros(tuple(t.shape), dtype=t.dtype)
-            for g, t in zip(grads, diff_tensors)
+            g if g is not None else _zeros_like_expanded(t) for g, t in zip(grads, diff_tensors)
         )
 
     grad_outputs = [torch.randn_like(output) for _ in range(2)]
-    expected = [torch.stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]
-    try:
-        result = vmap(vjp)(torch.stack(grad_outputs))
-    except RuntimeError as ex:
-        raise GradcheckError(
-            f"While computing batched gradients, got: {ex}\n\n{_BATCHED_NOTE}"
-        ) from ex
-    for input_idx, (res, exp) in enumerate(zip(result, expected)):
-        if not torch.allclose(res, exp):
-            raise GradcheckError(
-                f"For output {output_idx} and input {input_idx}:\n\n{_BATCHED_NOTE}\n\n"
-                f"Got:\n{res}\n\nExpected:\n{exp}"
-            )
+    _compare_batched(vjp, grad_outputs, _BATCHED_NOTE, lambda i: (output_idx, i))
 
 
 def _test_batched_forward_grad(p):
-    """vmap over the jvp must equal a loop of jvps (two random tangents per input)."""
+    """Per checked input, vmap over the jvp must equal a loop of jvps (two random
+    tangents); torch's ``_test_batched_grad_forward_ad``."""
     fw = _forward_ad()
-    vmap = _vmap("check_batched_forward_grad")
     for inp in p.diff:
 
         def jvp(tangent, inp=inp):
@@ -849,24 +850,15 @@ def _test_batched_forward_grad(p):
                 ]
                 outs = []
                 for o in _as_tuple(p.func(*args)):
+                    if o is None:
+                        continue
                     primal, t = fw.unpack_dual(o)
-                    outs.append(t if t is not None else torch.zeros_like(primal))
+                    outs.append(t if t is not None else _zeros_like_expanded(primal))
                 return tuple(outs)
 
         tangents = [torch.randn_like(inp.tensor.detach()) for _ in range(2)]
-        expected = [torch.stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
-        try:
-            result = vmap(jvp)(torch.stack(tangents))
-        except RuntimeError as ex:
-            raise GradcheckError(
-                f"While computing batched gradients, got: {ex}\n\n{_BATCHED_FWD_NOTE}"
-            ) from ex
-        for out_idx, (res, exp) in enumerate(zip(result, expected)):
-            if not torch.allclose(res, exp):
-                raise GradcheckError(
-                    f"For output {out_idx} and input {out_idx}:\n\n{_BATCHED_FWD_NOTE}\n\n"
-                    f"Got:\n{res}\n\nExpected:\n{exp}"
-                )
+        # (sic) torch names the output's index for both indices here.
+        _compare_batched(jvp, tangents, _BATCHED_FWD_NOTE, lambda i: (i, i))
 
 
 # ---------------------------------------------------------------------- public API
