@@ -50,6 +50,20 @@ impl Layout {
     /// computed with checked arithmetic: a layout whose extent does not fit in an i64
     /// byte count is torch's "Storage size calculation overflowed" error, never a
     /// wrapped number.
+    /// This layout with a new leading dim of `size` and stride `stride`: one copy per
+    /// example, side by side over a storage `size` times longer (batched rules).
+    pub fn with_leading_dim(&self, size: usize, stride: usize) -> Layout {
+        Layout {
+            shape: std::iter::once(size)
+                .chain(self.shape.iter().copied())
+                .collect(),
+            strides: std::iter::once(stride)
+                .chain(self.strides.iter().copied())
+                .collect(),
+            offset: self.offset,
+        }
+    }
+
     pub fn storage_extent(&self) -> Result<usize> {
         self.extent_bytes(1)
     }

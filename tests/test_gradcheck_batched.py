@@ -45,11 +45,18 @@ def _wrong_when_batched(t):
 
 
 class WrongWhenBatched(torch.autograd.Function):
-    """x * 2 with backward and jvp right on plain tensors, wrong on batched ones."""
+    """x * 2 with backward and jvp right on plain tensors, wrong on batched ones
+    (setup_context style with a generated vmap rule: it runs inside vmap, C256/C259)."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(x):
         return x * 2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
 
     @staticmethod
     def backward(ctx, g):

@@ -89,24 +89,57 @@ pub fn rebase_history_on_view(base: &Tensor, view: &Tensor, inner: Arc<Node>) {
 impl CopySlices {
     /// Gradient for (base, inner op's other inputs...) from the gradient of the base.
     pub fn apply(&self, grad: Tensor, create_graph: bool) -> Result<Grads> {
-        // A buffer shaped like the base's storage, holding the incoming gradient.
+        // A buffer shaped like the base's storage, holding the incoming gradient; for a
+        // batched gradient (vmap), one such stretch per example, side by side.
         let extent = self
             .base_layout
             .storage_extent()?
             .max(self.view_layout.storage_extent()?);
-        let storage = crate::storage::Storage::zeros(grad.dtype(), extent)?;
-        let result = Tensor::from_storage(storage, self.base_layout.clone())?;
-        crate::ops::inplace::copy_(&result, &grad)?;
+        let batch = grad
+            .batch_info()
+            .map(|b| (b.level, b.value.shape()[b.bdim]));
+        let (examples, level) = batch.map_or((1, None), |(l, n)| (n, Some(l)));
+        let with_batch = |l: &Layout| match level {
+            None => l.clone(),
+            Some(_) => Layout {
+                shape: std::iter::once(examples)
+                    .chain(l.shape.iter().copied())
+                    .collect(),
+                strides: std::iter::once(extent)
+                    .chain(l.strides.iter().copied())
+                    .collect(),
+                offset: l.offset,
+            },
+        };
+        let len = extent
+            .checked_mul(examples)
+            .ok_or_else(|| crate::error::Error::runtime("CopySlices: gradient too large"))?;
+        let storage = crate::storage::Storage::zeros(grad.dtype(), len)?;
+        let result = Tensor::from_storage(storage, with_batch(&self.base_layout))?;
+        let rewrap = |t: Tensor| match level {
+            Some(l) => Tensor::batched(t, 0, l, None),
+            None => Ok(t),
+        };
+        // Writes into the buffer go through its physical layout: the batch dim in front.
+        let physical = |t: &Tensor| -> Result<Tensor> {
+            match (level, t.batch_info()) {
+                (Some(l), Some(b)) if b.level == l => {
+                    crate::ops::rules::to_front(&b.value, Some(b.bdim))
+                }
+                _ => Ok(t.clone()),
+            }
+        };
+        crate::ops::inplace::copy_(&result, &physical(&grad)?)?;
         // The part the in-place op wrote goes through that op's own rule.
-        let grad_slice = crate::ops::view::as_strided_raw(&result, self.view_layout.clone())?;
-        let slice_value = crate::ops::unary::clone(&grad_slice)?;
+        let grad_slice = crate::ops::view::as_strided_raw(&result, with_batch(&self.view_layout))?;
+        let slice_value = rewrap(crate::ops::unary::clone(&grad_slice)?)?;
         let inner_grads =
             crate::engine::apply_node(&self.inner, vec![Some(slice_value)], create_graph)?;
         match inner_grads.first().cloned().flatten() {
-            Some(g) => crate::ops::inplace::copy_(&grad_slice, &g)?,
+            Some(g) => crate::ops::inplace::copy_(&grad_slice, &physical(&g)?)?,
             None => crate::ops::inplace::zero_(&grad_slice)?,
         }
-        let mut out: Grads = smallvec![Some(result)];
+        let mut out: Grads = smallvec![Some(rewrap(result)?)];
         out.extend(inner_grads.into_iter().skip(1));
         Ok(out)
     }

@@ -49,14 +49,13 @@ pub fn _is_batched_at(t: &Bound<'_, PyAny>, level: u64) -> PyResult<bool> {
     Ok(batched::is_batched_at(&extract_tensor(t, "tensor")?, level))
 }
 
+type BatchInfoTuple = (u64, usize, Py<PyAny>, u64, &'static str);
+
 /// `(depth, bdim, value, level, randomness)` of a wrapper, or None. `depth` is the
 /// level's place among this thread's open levels, from 1 (torch's numbering in reprs),
 /// or its id once closed; `level` is the id the other functions take.
 #[pyfunction]
-pub fn _batch_info(
-    py: Python<'_>,
-    t: &Bound<'_, PyAny>,
-) -> PyResult<Option<(u64, usize, Py<PyAny>, u64, &'static str)>> {
+pub fn _batch_info(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Option<BatchInfoTuple>> {
     let t = extract_tensor(t, "tensor")?;
     let Some(b) = t.batch_info() else {
         return Ok(None);
@@ -69,7 +68,13 @@ pub fn _batch_info(
         Some(levels::Randomness::Same) => "same",
         _ => "error",
     };
-    Ok(Some((depth, b.bdim, to_py(py, b.value.clone())?, b.level, randomness)))
+    Ok(Some((
+        depth,
+        b.bdim,
+        to_py(py, b.value.clone())?,
+        b.level,
+        randomness,
+    )))
 }
 
 /// Whether a vmap level is open on this thread (custom Functions check this first).

@@ -83,6 +83,9 @@ pub fn remove_batch_dim(t: &Tensor, level: u64, batch_size: usize, out_dim: i64)
     match t.batch_info() {
         Some(b) if b.level == level => {
             let out = crate::shape::wrap_dim(out_dim, b.value.dim())?;
+            if out == b.bdim {
+                return Ok(b.value.clone());
+            }
             let mut perm: SmallVec<[i64; 6]> = (0..b.value.dim() as i64).collect();
             perm.remove(b.bdim);
             perm.insert(out, b.bdim as i64);

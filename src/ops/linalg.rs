@@ -9,9 +9,7 @@ use crate::ops::binary::mul;
 use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp, to_front};
 use crate::ops::unary::conj;
-use crate::ops::view::{
-    expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp,
-};
+use crate::ops::view::{expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };

@@ -263,19 +263,10 @@ impl Op for Restride {
         };
         let batch = x.shape()[bd];
         let extent = self.from.storage_extent()?.max(self.to.storage_extent()?);
-        let with_batch = |l: &Layout| Layout {
-            shape: std::iter::once(batch)
-                .chain(l.shape.iter().copied())
-                .collect(),
-            strides: std::iter::once(extent)
-                .chain(l.strides.iter().copied())
-                .collect(),
-            offset: l.offset,
-        };
         let out = restride(
             &to_front(x, *b)?,
-            with_batch(&self.from),
-            with_batch(&self.to),
+            self.from.with_leading_dim(batch, extent),
+            self.to.with_leading_dim(batch, extent),
         )?;
         Ok(smallvec![(out, Some(0))])
     }

@@ -30,9 +30,10 @@ def vmap(func):
     """torch's ``_vmap(func)`` (in_dims 0, out_dims 0) on the core's vmap.
     ``tests/run_functional_on_torch.py --ours`` swaps in torch's own ``_vmap`` here."""
     mapped = _lib.func.vmap(func)
+    from ..func import _state
 
     def run(*args):
-        with legacy_random_error():
+        with legacy_random_error(), _state.legacy():
             return mapped(*args)
 
     return run

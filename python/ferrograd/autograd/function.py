@@ -224,9 +224,10 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         separate = _is_overridden(cls, "setup_context")
         func_state = sys.modules.get("ferrograd.func._state")
-        if func_state is not None and func_state.depth and not separate:
+        transforms = func_state.user_transforms() if func_state is not None else 0
+        if transforms and not separate:
             raise RuntimeError(_ERR_NEEDS_SETUP_CONTEXT)
-        if _C._vmap_active():
+        if transforms and _C._vmap_active():
             batched = _innermost_batched(args)
             if batched is not None:
                 custom = _vmap_rule(cls)

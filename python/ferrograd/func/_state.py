@@ -8,6 +8,27 @@ the two others to decide whether their results must stay differentiable.
 depth = 0  # every transform (grad, vjp, jacrev, jvp, vmap...) running now
 reverse_depth = 0  # grad / vjp / jacrev running now
 forward_depth = 0  # jvp / jacfwd running now
+# vmaps run for autograd's batched paths (torch's legacy vmap): counted in `depth` by the
+# vmap they run on, but not torch.func transforms for custom Functions' checks.
+legacy_depth = 0
+
+
+def user_transforms():
+    """How many torch.func transforms the user is inside (not autograd's own vmaps)."""
+    return depth - legacy_depth
+
+
+class legacy:
+    """Marks autograd's own use of vmap (see ``legacy_depth``)."""
+
+    def __enter__(self):
+        global legacy_depth
+        legacy_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global legacy_depth
+        legacy_depth -= 1
 
 
 class running:
