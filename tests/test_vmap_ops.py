@@ -26,8 +26,6 @@ from opdb import OP_DB, NonContig, as_array, to_tensor
 
 #: op name -> the graph nodes whose batching rule the core lacks (for some sample).
 NO_BATCHING_RULE = {
-    "max": {"MaxBackward1"},  # full reduction (max(x)); max(x, dim) has its rule
-    "min": {"MinBackward1"},  # the same for min
     "as_strided": {"AsStridedBackward0"},
 }
 

@@ -5,7 +5,7 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::result_type;
 use crate::error::{Error, Result};
-use crate::ops::rules::to_front;
+use crate::ops::rules::{batch_size, front_or_expand};
 use crate::ops::{apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx};
 use crate::shape::{wrap_dim, Dims};
 use crate::tensor::{CreationMeta, Tensor};
@@ -110,23 +110,11 @@ impl Op for Cat {
     }
     /// Batch dims in front (unbatched inputs expanded), joined one dim further in.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        let batch = ctx
-            .inputs
-            .iter()
-            .find_map(|(x, b)| b.map(|b| x.shape()[b]))
-            .unwrap_or(1);
+        let batch = batch_size(ctx);
         let parts: Vec<Tensor> = ctx
             .inputs
             .iter()
-            .map(|(x, b)| match b {
-                Some(_) => to_front(x, *b),
-                None => {
-                    let u = crate::ops::view::unsqueeze(x, 0)?;
-                    let mut shape = u.dims();
-                    shape[0] = batch;
-                    crate::ops::view::expand(&u, &shape)
-                }
-            })
+            .map(|(x, b)| front_or_expand(x, *b, batch))
             .collect::<Result<_>>()?;
         Ok(smallvec![(cat(&parts, self.dim as i64 + 1)?, Some(0))])
     }

@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::kernels::matmul::MatRef;
 use crate::ops::binary::mul;
 use crate::ops::device::{backend, wrap};
-use crate::ops::rules::{batch_front, bilinear_jvp, linear_jvp, to_front};
+use crate::ops::rules::{
+    batch_front, batch_size, bilinear_jvp, front_or_expand, linear_jvp, to_front,
+};
 use crate::ops::unary::conj;
 use crate::ops::view::{expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
 use crate::ops::{
@@ -464,6 +466,19 @@ impl Op for ScatterIntoZeros {
             apply1(self.clone(), &[t.clone(), ctx.primals[1].clone()])
         })
     }
+    /// Source and index batched alike (in front), scattered one dim further in.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let batch = batch_size(ctx);
+        let src = front_or_expand(&ctx.inputs[0].0, ctx.inputs[0].1, batch)?;
+        let idx = front_or_expand(&ctx.inputs[1].0, ctx.inputs[1].1, batch)?;
+        let shape: Dims = std::iter::once(batch)
+            .chain(self.shape.iter().copied())
+            .collect();
+        Ok(smallvec![(
+            scatter_into_zeros(&src, self.dim + 1, &idx, &shape)?,
+            Some(0)
+        )])
+    }
 }
 pub fn scatter_into_zeros(
     src: &Tensor,
@@ -509,6 +524,13 @@ impl Op for Gather {
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         linear_jvp(ctx, |t| gather(t, self.dim, &ctx.primals[1]))
+    }
+    /// Source and index batched alike (in front), gathered one dim further in.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let batch = batch_size(ctx);
+        let src = front_or_expand(&ctx.inputs[0].0, ctx.inputs[0].1, batch)?;
+        let idx = front_or_expand(&ctx.inputs[1].0, ctx.inputs[1].1, batch)?;
+        Ok(smallvec![(gather(&src, self.dim + 1, &idx)?, Some(0))])
     }
 }
 pub fn gather(src: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {

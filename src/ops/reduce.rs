@@ -260,6 +260,21 @@ impl Op for ExtremeAll {
             div(&sum(&mul(t, &mask)?, None, false, None)?, &count)
         })
     }
+    /// Each example flattened, then reduced along that one dim.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (x, b) = &ctx.inputs[0];
+        let Some(bd) = *b else {
+            return Ok(smallvec![(extreme_all(x, self.which)?, None)]);
+        };
+        let flat = reshape(
+            &to_front(x, *b)?,
+            &[x.shape()[bd], x.numel() / x.shape()[bd].max(1)],
+        )?;
+        Ok(smallvec![(
+            extreme_dim(&flat, self.which, 1, false)?.0,
+            Some(0)
+        )])
+    }
 }
 
 /// max(dim)/min(dim) returning (values, indices) (MaxBackward0 / MinBackward0).

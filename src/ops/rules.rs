@@ -126,6 +126,26 @@ pub fn to_front(x: &Tensor, bdim: Option<usize>) -> Result<Tensor> {
     }
 }
 
+/// `x` with its batch dim in front; an unbatched `x` repeated `batch` times there (a
+/// view: for rules whose kernels need every operand batched alike).
+pub fn front_or_expand(x: &Tensor, bdim: Option<usize>, batch: usize) -> Result<Tensor> {
+    if bdim.is_some() {
+        return to_front(x, bdim);
+    }
+    let u = unsqueeze(x, 0)?;
+    let mut shape = u.dims();
+    shape[0] = batch;
+    crate::ops::view::expand(&u, &shape)
+}
+
+/// The batch size of a rule's inputs (1 when none is batched).
+pub fn batch_size(ctx: &BatchCtx) -> usize {
+    ctx.inputs
+        .iter()
+        .find_map(|(x, b)| b.map(|b| x.shape()[b]))
+        .unwrap_or(1)
+}
+
 /// Per-example rank of a batched value.
 pub fn logical_rank(x: &Tensor, bdim: Option<usize>) -> usize {
     x.dim() - usize::from(bdim.is_some())
