@@ -191,6 +191,32 @@ impl Op for ViewOp {
             .filter(|&(i, _)| i != bd)
             .map(|(_, &s)| s)
             .collect();
+        if let ViewKind::AsStrided {
+            size,
+            stride,
+            offset,
+        } = &self.kind
+        {
+            // Each example's view at the same place within that example's memory: the
+            // batch dim keeps its stride (torch's rule); storage bounds are checked.
+            let kind = ViewKind::AsStrided {
+                size: std::iter::once(x.shape()[bd])
+                    .chain(size.iter().copied())
+                    .collect(),
+                stride: std::iter::once(x.strides()[bd])
+                    .chain(stride.iter().copied())
+                    .collect(),
+                offset: *offset,
+            };
+            let out = apply1(
+                ViewOp {
+                    kind,
+                    ..self.clone()
+                },
+                std::slice::from_ref(x),
+            )?;
+            return Ok(smallvec![(out, Some(0))]);
+        }
         let Some(kind) = self.kind.batched(&example, x.shape()[bd])? else {
             return Err(no_batch_rule(self.name));
         };
