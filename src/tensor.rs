@@ -191,8 +191,10 @@ impl Tensor {
             layout.shape.remove(bdim);
             layout.strides.remove(bdim);
             if l.shape[bdim] == 0 {
-                // No example to point at: the logical view gets its own (unread) zeros.
-                let storage = Storage::zeros(vd.dtype(), layout.storage_extent()?)?;
+                // No example to point at: the logical view reads one (never used) zero
+                // through zero strides, so it costs nothing whatever its shape.
+                let storage = Storage::zeros(vd.dtype(), 1)?;
+                layout.strides.iter_mut().for_each(|s| *s = 0);
                 layout.offset = 0;
                 Data::new(Arc::new(storage), layout)?
             } else {

@@ -252,3 +252,11 @@ def test_grad_of_vmap():  # C367
     w, examples = torch.randn(3), torch.randn(4, 3)
     g = grad(lambda w: vmap(lambda e: (e * w).sum())(examples).sum())(w)
     assert close(g, examples.sum(0))
+
+
+def test_empty_batch_of_huge_examples_allocates_nothing():
+    # 0 examples of 2**40 elements: the wrappers (and their detached aliases) must not
+    # allocate an example's worth of memory.
+    x = torch.zeros(0, 2**40)
+    out = vmap(lambda v: (v.detach() * 2).sum())(x)
+    assert tuple(out.shape) == (0,)
