@@ -10,6 +10,7 @@ pub mod functorch;
 pub mod kernels;
 pub mod layout;
 pub mod ops;
+pub mod profiler;
 pub mod shape;
 pub mod storage;
 pub mod tensor;

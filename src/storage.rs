@@ -128,6 +128,7 @@ impl Storage {
                 ))
             })?
         };
+        crate::profiler::memory(bytes as i64);
         Ok(Storage {
             ptr,
             bytes,
@@ -145,6 +146,9 @@ impl Storage {
         // the Vec would have. Without capacity there is no buffer (and no bytes to free).
         let allocated = (capacity > 0 && std::mem::size_of::<T>() > 0)
             .then(|| AllocLayout::array::<T>(capacity).expect("a Vec's own layout"));
+        if allocated.is_some() {
+            crate::profiler::memory((len * std::mem::size_of::<T>()) as i64);
+        }
         Storage {
             // Never null: a Vec's pointer is dangling-but-aligned when it has no buffer.
             ptr: NonNull::new(ptr as *mut u8).expect("a Vec's pointer is not null"),
@@ -203,6 +207,9 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
+        if !matches!(self.owner, Owner::Foreign(_)) {
+            crate::profiler::memory(-(self.bytes as i64));
+        }
         match self.owner {
             Owner::Rust if self.bytes > 0 => {
                 // SAFETY: allocated in `zeros` with this exact layout.

@@ -19,6 +19,7 @@ SCRIPTS = (
     "bench_kernels.py",
     "bench_functional.py",
     "bench_func.py",
+    "bench_profiler.py",
 )
 
 

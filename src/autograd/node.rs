@@ -90,6 +90,9 @@ pub struct NodeExtras {
 
 pub struct Node {
     pub sequence_nr: u64,
+    /// The profiler's id of the thread that recorded this node (0 for AccumulateGrad, as
+    /// torch): backward events report it as `fwd_thread`.
+    pub fwd_thread: u64,
     pub kind: NodeKind,
     pub next_edges: SmallVec<[Option<Edge>; 2]>,
     /// Per forward input (next edge): what its gradient must look like.
@@ -146,6 +149,7 @@ impl Node {
         }
         Arc::new(Node {
             sequence_nr: next_sequence_nr(),
+            fwd_thread: crate::profiler::thread_id(),
             kind,
             next_edges,
             input_meta,
@@ -164,6 +168,7 @@ impl Node {
         Arc::new(Node {
             // AccumulateGrad runs as soon as it is ready (torch gives it UINT64_MAX).
             sequence_nr: u64::MAX,
+            fwd_thread: 0,
             kind: NodeKind::AccumulateGrad(leaf),
             next_edges: SmallVec::new(),
             input_meta: SmallVec::new(),

@@ -109,6 +109,7 @@ macro_rules! filled_factory {
             device_arg(device, DeviceUse::alloc(stringify!($name)))?;
             let shape = size_arg(stringify!($name), size)?;
             let dtype = dtype_arg(stringify!($name), dtype)?.unwrap_or(default_float_dtype());
+            let _range = crate::profiler::named_op_range(concat!("aten::", stringify!($name)), &[]);
             let t = run(|| creation::full(&shape, $value, dtype))?;
             finish(py, t, requires_grad)
         }
@@ -135,6 +136,7 @@ macro_rules! random_factory {
             device_arg(device, DeviceUse::alloc(stringify!($name)))?;
             let shape = size_arg(stringify!($name), size)?;
             let dtype = dtype_arg(stringify!($name), dtype)?.unwrap_or(default_float_dtype());
+            let _range = crate::profiler::named_op_range(concat!("aten::", stringify!($name)), &[]);
             let t = run(|| $f(&shape, dtype))?;
             finish(py, t, requires_grad)
         }
@@ -162,6 +164,7 @@ pub fn full(
     let v = number_arg("full", 2, fill_value)?;
     let dtype = dtype_arg("full", dtype)?.unwrap_or(fill_dtype(v));
     check_fill(v, dtype)?;
+    let _range = crate::profiler::named_op_range("aten::full", &[]);
     finish(py, run(|| creation::full(&shape, v, dtype))?, requires_grad)
 }
 
@@ -178,6 +181,7 @@ macro_rules! like_factory {
             requires_grad: bool,
             memory_format: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<Py<PyAny>> {
+            let _range = crate::profiler::named_op_range(concat!("aten::", stringify!($name)), &[]);
             let how = DeviceUse::like(stringify!($name));
             like(py, input, dtype, (device, how), requires_grad, memory_format, $make)
         }
@@ -272,6 +276,7 @@ pub fn arange(
         default_float_dtype()
     });
     check_arange(s, e, st, out_dtype)?;
+    let _range = crate::profiler::named_op_range("aten::arange", &[]);
     finish(
         py,
         run(|| creation::arange(s, e, st, dtype))?,
@@ -298,6 +303,7 @@ pub fn linspace(
             "\"linspace_cpu\" not implemented for 'Bool'",
         ));
     }
+    let _range = crate::profiler::named_op_range("aten::linspace", &[]);
     finish(
         py,
         run(|| creation::linspace(start, end, steps, dtype))?,
@@ -330,6 +336,7 @@ pub fn eye(
     }
     let shape = to_shape(&[n, m])?;
     let dtype = dtype_arg("eye", dtype)?.unwrap_or(default_float_dtype());
+    let _range = crate::profiler::named_op_range("aten::eye", &[]);
     finish(
         py,
         run(|| creation::eye(shape[0], shape[1], dtype))?,
@@ -369,6 +376,7 @@ pub fn randint(
     let shape = size;
     let dtype = dtype_arg("randint", dtype)?.unwrap_or(DType::I64);
     check_randint(low, high, dtype)?;
+    let _range = crate::profiler::named_op_range("aten::randint", &[]);
     finish(
         py,
         run(|| creation::randint(low, high, &shape, dtype))?,

@@ -14,6 +14,7 @@ pub mod gc;
 pub mod hooks;
 pub mod memory;
 pub mod op_table;
+pub mod profiler;
 pub mod tensor;
 pub mod threads;
 
@@ -27,6 +28,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     forward_ad::register(m)?;
     func::register(m)?;
+    profiler::register(m)?;
     op_table::register_all(m)?;
     m.add_class::<autograd::PyWeakNode>()?;
     m.add_class::<dtype::PyDType>()?;

@@ -403,6 +403,7 @@ fn run_one(
     if !exec {
         return Ok(Grads::new());
     }
+    let _evaluate = crate::profiler::node_range(node, true, &[]);
     let no_post_hooks = node.extras_if_any().is_none_or(|e| e.post_hooks.is_empty());
     let kept = if no_post_hooks {
         None
@@ -411,6 +412,7 @@ fn run_one(
     };
     let out = {
         let _executing = anomaly::Executing::new(node);
+        let _apply = crate::profiler::node_range(node, false, &grads);
         apply_node(node, grads, opts.create_graph)
     };
     if !opts.retain_graph {

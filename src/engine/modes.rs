@@ -1,8 +1,8 @@
 //! The thread-local modes a backward call carries to every thread that works for it
 //! (wave helpers, the fresh thread of a deep re-entrant backward), so that no result
 //! depends on which thread ran a node: grad / inference / multithreading mode, the
-//! saved-tensor-hooks stack, the mutation observer, anomaly mode's running nodes, and the
-//! re-entrant depth. (Anomaly mode's on/off flags are process-wide already.) A new
+//! saved-tensor-hooks stack, the mutation observer, anomaly mode's running nodes, the
+//! re-entrant depth, and the profiler session recording them. (Anomaly mode's on/off flags are process-wide already.) A new
 //! thread-local mode belongs here too.
 
 use std::cell::Cell;
@@ -46,6 +46,7 @@ pub struct ThreadModes {
     observer: Option<Arc<dyn MutationObserver>>,
     executing: Vec<Arc<Node>>,
     depth: usize,
+    profiler: Option<Arc<crate::profiler::Session>>,
 }
 
 impl ThreadModes {
@@ -56,6 +57,7 @@ impl ThreadModes {
             observer: mutation::observer(),
             executing: anomaly::executing(),
             depth: reentrant_depth(),
+            profiler: crate::profiler::current(),
         }
     }
 
@@ -78,6 +80,7 @@ impl ThreadModes {
             observer: mutation::replace_observer(self.observer),
             executing: anomaly::replace_executing(self.executing),
             depth: DEPTH.with(|d| d.replace(self.depth)),
+            profiler: crate::profiler::replace_current(self.profiler),
         }
     }
 }

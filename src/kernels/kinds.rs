@@ -90,6 +90,18 @@ pub enum Compare {
 }
 
 impl Compare {
+    /// torch's op name (`aten::eq`).
+    pub fn aten_name(self) -> &'static str {
+        match self {
+            Compare::Eq => "aten::eq",
+            Compare::Ne => "aten::ne",
+            Compare::Lt => "aten::lt",
+            Compare::Le => "aten::le",
+            Compare::Gt => "aten::gt",
+            Compare::Ge => "aten::ge",
+        }
+    }
+
     #[inline(always)]
     pub fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {

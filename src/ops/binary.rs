@@ -566,6 +566,7 @@ fn real_part(t: &Tensor) -> Result<Tensor> {
 /// Comparison results are bool tensors and never carry history.
 pub fn compare(a: &Tensor, b: &Tensor, cmp: Cmp) -> Result<Tensor> {
     let pair = [a.clone(), b.clone()];
+    let _range = crate::profiler::named_op_range(cmp.aten_name(), &pair);
     if crate::functorch::batched::any_batched(&pair) {
         let mut out = crate::functorch::batched::dispatch(&pair, |ctx| {
             batch_broadcast(ctx, |args| compare(&args[0], &args[1], cmp))

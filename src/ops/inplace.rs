@@ -97,6 +97,7 @@ fn check_cast(result: DType, dst: DType) -> Result<()> {
 
 /// Apply `op` in place on `inputs[0]`.
 pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
+    let mut range = crate::profiler::op_range(op.name(), true, inputs);
     let dst = &inputs[0];
     check_inplace(dst)?;
     let batched = crate::functorch::batched::any_batched(inputs);
@@ -153,6 +154,9 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
             &needs,
             old_self.as_ref(),
         )?;
+        if let Some(range) = &mut range {
+            range.set_sequence_nr(node.sequence_nr, 0);
+        }
         match dst.view_base() {
             Some(base) => rebase_history_on_view(&base, dst, node.clone()),
             None => dst.set_grad_fn(node.clone(), 0),

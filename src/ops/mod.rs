@@ -160,6 +160,7 @@ pub fn no_batch_rule(name: &str) -> Error {
 /// Run `op`; when grad mode is on and an input requires grad, record its node, and when
 /// an input has a tangent at the current dual level, give the outputs theirs.
 pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
+    let mut range = crate::profiler::op_range(op.name(), false, inputs);
     let outputs = forward(&op, inputs)?;
     if crate::autograd::forward_ad::active() {
         crate::autograd::forward_ad::propagate(&op, inputs, &outputs)?;
@@ -170,6 +171,9 @@ pub fn apply<O: Op>(op: O, inputs: &[Tensor]) -> Result<Outputs> {
     let needs: SmallVec<[bool; 4]> = inputs.iter().map(|t| t.requires_grad()).collect();
     if needs.contains(&true) {
         let node = build_node(Box::new(op), inputs, &outputs, &needs, None)?;
+        if let Some(range) = &mut range {
+            range.set_sequence_nr(node.sequence_nr, 0);
+        }
         for (j, out) in outputs.iter().enumerate() {
             if out.dtype().is_differentiable() {
                 out.set_grad_fn(node.clone(), j);

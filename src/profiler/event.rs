@@ -1,0 +1,145 @@
+//! One recorded event, as the recording sites store it (cheap to make: static names,
+//! shapes only when asked for).
+
+use crate::dtype::DType;
+use crate::tensor::Tensor;
+
+/// What an event is; the Python side maps these to torch's categories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A forward op (`aten::mul`).
+    CpuOp,
+    /// A backward node's application (`MulBackward0`).
+    Backward,
+    /// The engine's range around a node (`autograd::engine::evaluate_function: ...`).
+    EngineWrapper,
+    /// A `record_function` range.
+    UserAnnotation,
+    /// A tensor allocation (positive bytes) or free (negative), at one instant.
+    Memory,
+}
+
+impl Kind {
+    /// The kind as the Python side reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::CpuOp => "cpu_op",
+            Kind::Backward | Kind::EngineWrapper => "backward",
+            Kind::UserAnnotation => "user_annotation",
+            Kind::Memory => "memory",
+        }
+    }
+}
+
+/// An event's name, spelled as torch spells it only when the session stops.
+#[derive(Clone, Debug)]
+pub enum Name {
+    /// A forward op, named after its backward node (`MulBackward0` → `aten::mul`).
+    Op {
+        backward_name: &'static str,
+        inplace: bool,
+    },
+    Static(&'static str),
+    Owned(Box<str>),
+}
+
+/// The tensor inputs of an op (`record_shapes`): one entry per input, `None` for an
+/// undefined one (an absent gradient), which torch shows as `[]`.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    pub shapes: Vec<Vec<i64>>,
+    pub dtypes: Vec<&'static str>,
+    pub strides: Vec<Vec<i64>>,
+}
+
+impl Inputs {
+    pub fn of<'a>(tensors: impl Iterator<Item = Option<&'a Tensor>>) -> Inputs {
+        let mut inputs = Inputs::default();
+        for t in tensors {
+            match t {
+                Some(t) => {
+                    inputs
+                        .shapes
+                        .push(t.shape().iter().map(|&d| d as i64).collect());
+                    inputs.dtypes.push(cpp_type_name(t.dtype()));
+                    inputs
+                        .strides
+                        .push(t.strides().iter().map(|&s| s as i64).collect());
+                }
+                None => {
+                    inputs.shapes.push(Vec::new());
+                    inputs.dtypes.push("");
+                    inputs.strides.push(Vec::new());
+                }
+            }
+        }
+        inputs
+    }
+}
+
+/// The C++ type name torch's traces show for a dtype (`Input type`).
+pub fn cpp_type_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "bool",
+        DType::U8 => "unsigned char",
+        DType::I32 => "int",
+        DType::I64 => "long int",
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::C64 => "c10::complex<float>",
+        DType::C128 => "c10::complex<double>",
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// Unique in the session; increasing in the order events started.
+    pub id: u64,
+    pub name: Name,
+    pub kind: Kind,
+    pub thread: u64,
+    /// Nanoseconds since the session started.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The node's sequence number (-1: no node).
+    pub sequence_nr: i64,
+    /// The thread that recorded the node (0: not a backward event).
+    pub fwd_thread: u64,
+    pub inputs: Option<Box<Inputs>>,
+    pub mem_bytes: i64,
+    /// The Python stack, innermost frame first (`with_stack`).
+    pub stack: Option<Vec<String>>,
+    /// `record_function`'s `args`.
+    pub args: Option<String>,
+}
+
+impl Event {
+    /// What a range leaves behind once its event is taken.
+    pub(super) fn placeholder() -> Event {
+        Event {
+            id: 0,
+            name: Name::Static(""),
+            kind: Kind::CpuOp,
+            thread: 0,
+            start_ns: 0,
+            end_ns: 0,
+            sequence_nr: -1,
+            fwd_thread: 0,
+            inputs: None,
+            mem_bytes: 0,
+            stack: None,
+            args: None,
+        }
+    }
+
+    /// The name as torch spells it.
+    pub fn name(&self) -> String {
+        let base = self.name.resolve();
+        match self.kind {
+            Kind::EngineWrapper => format!("autograd::engine::evaluate_function: {base}"),
+            _ => base,
+        }
+    }
+}
