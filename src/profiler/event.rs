@@ -116,15 +116,15 @@ pub struct Event {
 }
 
 impl Event {
-    /// What a range leaves behind once its event is taken.
-    pub(super) fn placeholder() -> Event {
+    /// An event starting (and, until a range ends it, ending) at `now_ns`.
+    pub fn new(id: u64, name: Name, kind: Kind, thread: u64, now_ns: u64) -> Event {
         Event {
-            id: 0,
-            name: Name::Static(""),
-            kind: Kind::CpuOp,
-            thread: 0,
-            start_ns: 0,
-            end_ns: 0,
+            id,
+            name,
+            kind,
+            thread,
+            start_ns: now_ns,
+            end_ns: now_ns,
             sequence_nr: -1,
             fwd_thread: 0,
             inputs: None,
@@ -132,6 +132,11 @@ impl Event {
             stack: None,
             args: None,
         }
+    }
+
+    /// What a range leaves behind once its event is taken.
+    pub(super) fn placeholder() -> Event {
+        Event::new(0, Name::Static(""), Kind::CpuOp, 0, 0)
     }
 
     /// The name as torch spells it.

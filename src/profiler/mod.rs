@@ -18,9 +18,8 @@ mod names;
 pub use event::{Event, Inputs, Kind, Name};
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
@@ -30,6 +29,9 @@ use crate::tensor::Tensor;
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 /// Thread ids as the profiler reports them (1, 2, ...), in the order threads first ask.
 static NEXT_THREAD_ID: AtomicU64 = AtomicU64::new(1);
+/// Session numbers: a thread's buffer belongs to the session with its number (addresses
+/// are reused once a session is freed, numbers never).
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 /// Supplied by the bindings: the calling Python stack, innermost frame first.
 static STACK_PROVIDER: OnceLock<fn() -> Option<Vec<String>>> = OnceLock::new();
 
@@ -46,14 +48,19 @@ type Buffer = Arc<Mutex<Vec<Event>>>;
 /// One `profile()` run: its options, its clock origin and the buffers of every thread that
 /// recorded into it.
 pub struct Session {
+    number: u64,
     config: Config,
     origin: Instant,
     unix_origin_ns: u128,
     next_id: AtomicU64,
     buffers: Mutex<Vec<Buffer>>,
-    /// `record_function` ranges entered but not yet exited, by handle (their event id).
-    open_user_ranges: Mutex<HashMap<u64, Event>>,
 }
+
+/// `record_function` ranges entered but not yet exited: handle, session, event. Global, as
+/// a range may be exited on another thread (`_call_end_callbacks_on_future`); few are open
+/// at a time.
+static OPEN_USER_RANGES: Mutex<Vec<(u64, Weak<Session>, Event)>> = Mutex::new(Vec::new());
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
 impl Session {
     fn now_ns(&self) -> u64 {
@@ -68,8 +75,8 @@ impl Session {
 thread_local! {
     /// The session this thread records into.
     static CURRENT: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
-    /// This thread's buffer and the session it belongs to (compared by address).
-    static BUFFER: RefCell<Option<(usize, Buffer)>> = const { RefCell::new(None) };
+    /// This thread's buffer and the number of the session it belongs to.
+    static BUFFER: RefCell<Option<(u64, Buffer)>> = const { RefCell::new(None) };
     static THREAD_ID: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -107,6 +114,7 @@ pub fn start(config: Config) -> Result<()> {
         return Err(Error::runtime("Profiler is already enabled on this thread"));
     }
     let session = Arc::new(Session {
+        number: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
         config,
         origin: Instant::now(),
         unix_origin_ns: SystemTime::now()
@@ -114,7 +122,6 @@ pub fn start(config: Config) -> Result<()> {
             .map_or(0, |d| d.as_nanos()),
         next_id: AtomicU64::new(1),
         buffers: Mutex::new(Vec::new()),
-        open_user_ranges: Mutex::new(HashMap::new()),
     });
     replace_current(Some(session));
     RUNNING.fetch_add(1, Ordering::Relaxed);
@@ -154,7 +161,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 fn push(session: &Arc<Session>, event: Event) {
-    let key = Arc::as_ptr(session) as usize;
+    let key = session.number;
     BUFFER.with(|b| {
         let mut b = b.borrow_mut();
         match &*b {
@@ -176,21 +183,7 @@ pub struct Range {
 
 /// An event of this thread starting now.
 fn new_event(session: &Session, name: Name, kind: Kind) -> Event {
-    let now = session.now_ns();
-    Event {
-        id: session.next_id(),
-        name,
-        kind,
-        thread: thread_id(),
-        start_ns: now,
-        end_ns: now,
-        sequence_nr: -1,
-        fwd_thread: 0,
-        inputs: None,
-        mem_bytes: 0,
-        stack: None,
-        args: None,
-    }
+    Event::new(session.next_id(), name, kind, thread_id(), session.now_ns())
 }
 
 impl Range {
@@ -324,22 +317,29 @@ pub fn enter_user_range(name: String, args: Option<String>) -> u64 {
     if session.config.record_shapes {
         event.inputs = Some(Box::default());
     }
-    let id = event.id;
-    lock(&session.open_user_ranges).insert(id, event);
-    id
+    let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
+    let mut open = lock(&OPEN_USER_RANGES);
+    // Ranges of finished sessions will never be recorded.
+    open.retain(|(_, s, _)| s.strong_count() > 0);
+    open.push((handle, Arc::downgrade(&session), event));
+    handle
 }
 
-/// Exit the `record_function` range `handle` (recorded into the session it was entered
-/// in, from whichever thread exits it). Unknown handles are ignored: the session may
-/// have stopped in between.
+/// Exit the `record_function` range `handle`, from any thread: it is recorded into the
+/// session it was entered in, if that still runs. Unknown handles are ignored.
 pub fn exit_user_range(handle: u64) {
     if handle == 0 {
         return;
     }
-    let Some(session) = current() else {
+    let entry = {
+        let mut open = lock(&OPEN_USER_RANGES);
+        let pos = open.iter().position(|(h, _, _)| *h == handle);
+        pos.map(|p| open.swap_remove(p))
+    };
+    let Some((_, session, mut event)) = entry else {
         return;
     };
-    let Some(mut event) = lock(&session.open_user_ranges).remove(&handle) else {
+    let Some(session) = session.upgrade() else {
         return;
     };
     event.end_ns = session.now_ns();

@@ -51,3 +51,25 @@ fn a_session_records_ranges_of_its_thread_only() {
     assert!(op_range("MulBackward0", false, &[]).is_none());
     assert_eq!(enter_user_range("late".into(), None), 0);
 }
+
+#[test]
+fn consecutive_sessions_each_record() {
+    for _ in 0..3 {
+        start(Config::default()).unwrap();
+        drop(named_op_range("aten::thing", &[]));
+        assert_eq!(stop().unwrap().events.len(), 1);
+    }
+}
+
+#[test]
+fn a_user_range_may_end_on_another_thread() {
+    start(Config::default()).unwrap();
+    let handle = enter_user_range("async".into(), None);
+    std::thread::spawn(move || exit_user_range(handle))
+        .join()
+        .unwrap();
+    let events = stop().unwrap().events;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].name(), "async");
+    assert!(events[0].end_ns >= events[0].start_ns);
+}
