@@ -7,7 +7,8 @@ share of the thread's recorded time. Calls with the same name under the same par
 frame are merged (as in Brendan Gregg's flame graphs), and siblings are ordered by
 first appearance, so forward reads before backward. Every frame carries a ``<title>``
 tooltip with its total and self time, share and call count. Colours tell forward ops
-(warm), autograd's backward work (blue) and ``record_function`` ranges (green) apart.
+(warm), backward nodes and the engine's steps (blue), ops run by backward (purple) and
+``record_function`` ranges (green) apart.
 
 The merge and the layout walk the event tree with explicit stacks: deeply nested
 ranges do not reach Python's recursion limit.
@@ -78,7 +79,10 @@ def _merge(events):
             if parent is None:
                 parent = roots[evt.thread] = _Frame(f"thread {evt.thread}", "root")
             parent.total += evt.time_range.elapsed_us()
-        frame = parent.child(evt.name, _kind(evt))
+        kind = _kind(evt)
+        if kind == "forward" and parent.kind in ("backward", "backward_op"):
+            kind = "backward_op"
+        frame = parent.child(evt.name, kind)
         frame.total += evt.time_range.elapsed_us()
         frame.calls += 1
         frame_of[id(evt)] = frame
@@ -102,6 +106,8 @@ def _colour(frame):
         return "rgb(200,200,200)"
     if frame.kind == "backward":
         return f"rgb({80 + a % 60},{130 + b % 60},{220 + a % 35})"
+    if frame.kind == "backward_op":
+        return f"rgb({150 + a % 50},{110 + b % 50},{210 + a % 40})"
     if frame.kind == "user":
         return f"rgb({90 + a % 50},{190 + b % 50},{90 + a % 40})"
     return f"rgb({225 + a % 30},{90 + b % 110},{40 + a % 50})"
@@ -187,8 +193,9 @@ def write_flamegraph(path, events):
         f'<text x="{_WIDTH / 2}" y="20" text-anchor="middle" font-size="15">'
         "Flame graph (ferrograd profiler)</text>\n"
         f'<text x="{_WIDTH / 2}" y="32" text-anchor="middle" fill="rgb(90,90,90)">'
-        "width: share of the thread's recorded time; warm: forward ops, blue: backward, "
-        "green: record_function; hover a frame for details</text>\n"
+        "width: share of the thread's recorded time; warm: forward ops, blue: backward "
+        "nodes, purple: ops run by backward, green: record_function; hover for details"
+        "</text>\n"
     )
     with open(path, "w", encoding="utf-8") as f:
         f.write(head)
