@@ -450,6 +450,17 @@ def test_trace_ids(fake, tmp_path):
     assert sum(e["name"] == "[memory]" for e in trace["traceEvents"]) == 6
 
 
+def test_accumulate_grad_gets_no_forward_stack():
+    # Its sequence number is -1: it must not take the stack of some -1 forward event.
+    events, _ = parsed(
+        [
+            raw(1, "aten::ones", "cpu_op", 0, 10, stack=["m.py(2): make"]),
+            raw(2, "torch::autograd::AccumulateGrad", "backward", 20, 30, fwd=1),
+        ]
+    )
+    assert [e.stack for e in events] == [["m.py(2): make"], []]
+
+
 def test_export_stacks_and_flamegraph_from_profile(fake, tmp_path):
     with profiler.profile() as prof:
         pass

@@ -545,7 +545,10 @@ class EventList(list):
                 continue
             if node.fwd_thread is None:
                 raise AssertionError("Expected fwd_thread to be set for backward parent")
-            evt.stack = forward_stacks.get((node.sequence_nr, node.fwd_thread), [])
+            # A node without a sequence number (AccumulateGrad) has no forward op; torch
+            # finds none for it either (its forward thread is 0, which records nothing).
+            key = (node.sequence_nr, node.fwd_thread)
+            evt.stack = forward_stacks.get(key, []) if node.sequence_nr >= 0 else []
 
     # ---- analyses -----------------------------------------------------------------
 
