@@ -9,6 +9,7 @@ a stand-in for the recorder so every number is deterministic.
 import json
 import logging
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -553,3 +554,16 @@ def test_end_callbacks_on_then_future(fake):
 
 def test_profile_repr_when_disabled():
     assert repr(profiler.profile(enabled=False)) == "<unfinished torch.autograd.profile>"
+
+
+def test_import_ferrograd_leaves_the_profiler_for_later():
+    # The profiler costs tens of ms to import; `import ferrograd` must not pay it, and
+    # `ferrograd.autograd.profiler` still works as an attribute, as in torch.
+    code = (
+        "import sys, ferrograd\n"
+        "assert not [m for m in sys.modules if 'profiler' in m], sys.modules\n"
+        "p = ferrograd.autograd.profiler\n"
+        "assert p.profile and ferrograd.autograd.profiler_util.EventList\n"
+        "assert ferrograd.autograd.kineto_available() is False\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -91,6 +91,25 @@ def with_overloads():
     )
 
 
+def with_device_time(profile_memory=False):
+    """Legacy-style events carrying device kernels (what use_device="cuda" gives torch's
+    fallback profiler): the device columns and total line."""
+    mm = _ev(
+        1,
+        "aten::mm",
+        0.0,
+        100.0,
+        use_device="cuda",
+        is_legacy=True,
+        device_memory_usage=2048,
+        cpu_memory_usage=512,
+    )
+    add = _ev(2, "aten::add", 200.0, 210.0, use_device="cuda", is_legacy=True)
+    mm.append_kernel("gemm", 0, 80.0)
+    add.append_kernel("add_kernel", 0, 5.5)
+    return _built([mm, add], use_device="cuda", profile_memory=profile_memory)  # fmt: skip
+
+
 TABLE_CASES = {
     "events": lambda: training_step().table(),
     "events_memory": lambda: training_step(profile_memory=True).table(),
@@ -114,6 +133,8 @@ TABLE_CASES = {
     "stacks": lambda: with_stacks().table(max_src_column_width=25),
     "overloads": lambda: with_overloads().table(),
     "overloads_grouped": lambda: with_overloads().key_averages(group_by_overload_name=True).table(),
+    "device": lambda: with_device_time().table(),
+    "device_memory_averages": lambda: with_device_time(True).key_averages().table(),
     "empty": lambda: _built([]).table(),
 }
 
@@ -197,6 +218,15 @@ def test_share_and_memory_formats():
     assert profiler_util._format_memory(-4096) == "-4.00 KB"
     assert profiler_util._format_memory(3 * 1024**2) == "3.00 MB"
     assert profiler_util._format_memory(5 * 1024**3) == "5.00 GB"
+
+
+def test_device_data_without_use_device():
+    # §1.4: device time in a list whose first event names no device.
+    plain = _ev(1, "aten::ones", 0.0, 1.0)
+    timed = _ev(2, "aten::mm", 5.0, 9.0, use_device="cuda", is_legacy=True)
+    timed.append_kernel("gemm", 0, 2.0)
+    with pytest.raises(RuntimeError, match="^use_device is None, but there is device performance"):
+        _built([plain, timed]).table()
 
 
 def test_optional_columns():
