@@ -496,11 +496,14 @@ def test_sequence_numbers_link_forward_and_backward():
     # C398
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
+    c = torch.randn(3)
     with profile() as prof:
         y = x * w
+        with torch.no_grad():
+            c * c  # creates no node (torch numbers every op under grad mode)
         y.sum().backward()
     events = prof.function_events
-    mul = next(e for e in events if e.name == "aten::mul" and e.cpu_parent is None)
+    mul, plain = [e for e in events if e.name == "aten::mul" and e.cpu_parent is None]
     node = next(e for e in events if e.name == "MulBackward0")
     wrapper = next(
         e for e in events if e.name == "autograd::engine::evaluate_function: MulBackward0"
@@ -509,8 +512,8 @@ def test_sequence_numbers_link_forward_and_backward():
     assert node.sequence_nr == wrapper.sequence_nr == mul.sequence_nr
     assert node.fwd_thread == wrapper.fwd_thread == mul.thread
     assert mul.fwd_thread == 0
-    inner = [c for c in node.cpu_children if c.name.startswith("aten::")]
-    assert inner and all(c.sequence_nr == -1 for c in inner)
+    assert plain.sequence_nr == -1
+    assert all(c.sequence_nr == -1 for c in node.cpu_children)
 
 
 @needs_recorder
