@@ -35,8 +35,9 @@ __all__ = [
     "kineto_available",
 ]
 
-# Number of sessions running in this process. While it is 0, record_function skips
-# the call into the recorder altogether (the no-op path stays a few attribute reads).
+# Number of `profile` sessions running in this process. While it is 0, record_function
+# skips the call into the recorder altogether (the no-op path stays a few attribute
+# reads); sessions must therefore be started through `profile`, not `_C` directly.
 _sessions = 0
 _sessions_lock = threading.Lock()
 
@@ -69,7 +70,8 @@ _TRACE_ONLY_ERROR = (
     "Use export_chrome_trace() instead."
 )
 
-# Device options torch accepts, and the module whose is_available() decides them.
+# Device options torch accepts, as its warnings spell them (availability is asked of the
+# ferrograd module of the same name).
 _DEVICE_MODULES = {"cuda": "CUDA", "xpu": "XPU", "hpu": "HPU", "mtia": "MTIA"}
 
 
