@@ -323,6 +323,15 @@ def test_square_backward_event_names():
 
 
 @needs_recorder
+def test_consecutive_sessions_each_record():
+    # Each session gets its own events, however many ran before it on this thread.
+    for _ in range(3):
+        with profile() as prof:
+            torch.ones(2) + 1
+        assert names(prof).count("aten::add") == 1
+
+
+@needs_recorder
 def test_backward_node_runs_inside_its_engine_wrapper():
     # §1.3: each node application nests in its `evaluate_function:` range.
     prof = square_backward()
