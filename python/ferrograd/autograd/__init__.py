@@ -49,9 +49,21 @@ __all__ = [
     "is_multithreading_enabled",
     "SavedTensor",
     "_force_original_view_tracking",
+    "kineto_available",
+    "profiler",
+    "profiler_util",
 ]
 
 is_multithreading_enabled = _C.is_multithreading_enabled
+
+
+def kineto_available():
+    """Whether the profiler runs on Kineto (PyTorch's tracing library). ferrograd's
+    profiler records in its own Rust recorder, so this is False: code that checks it
+    (torch's own ``export_chrome_trace``, tests marked "requires Kineto") then keeps to
+    what works without Kineto, which is what ferrograd provides."""
+    return False
+
 
 # Custom Function nodes are graph nodes too (isinstance(out.grad_fn, graph.Node)).
 graph.Node.register(function.BackwardCFunction)
@@ -285,12 +297,15 @@ def _finish_grads(result, inputs, allow_unused, materialize_grads, create_graph)
     return tuple(out)
 
 
+# Imported on first use: most programs never touch them, and each is a noticeable share
+# of `import ferrograd` (torch users reach them as attributes or by `from ...autograd
+# import functional`, both of which land here).
+_LAZY_SUBMODULES = ("functional", "profiler", "profiler_util")
+
+
 def __getattr__(name):
-    # `functional` is imported on first use: most programs never touch it, and it is a
-    # noticeable share of `import ferrograd` (torch users reach it as an attribute or by
-    # `from ...autograd import functional`, both of which land here).
-    if name == "functional":
+    if name in _LAZY_SUBMODULES:
         import importlib
 
-        return importlib.import_module(".functional", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
