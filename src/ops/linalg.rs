@@ -94,7 +94,21 @@ fn mh(t: &Tensor) -> Result<Tensor> {
     conj(&transpose(t, -2, -1)?)
 }
 
-pub struct Mm;
+/// `col_major[i]`: factor `i` is stored column-major (a transposed contiguous matrix, as
+/// a Linear layer's `weight.t()`). Its gradient is then computed transposed, so it comes
+/// out in the factor's own layout (torch's mm_mat1/mm_mat2_backward) and reaches the
+/// parameter without a strided copy.
+#[derive(Default)]
+pub struct Mm {
+    pub col_major: [bool; 2],
+}
+
+/// A 2-d matrix laid out as the transpose of a contiguous one (and not also row-major).
+fn is_col_major(t: &Tensor) -> bool {
+    let (shape, strides) = (t.shape(), t.strides());
+    shape.len() == 2 && shape[1] > 1 && strides[0] == 1 && strides[1] as usize == shape[0]
+}
+
 impl Op for Mm {
     fn name(&self) -> &'static str {
         "MmBackward0"
@@ -123,15 +137,29 @@ impl Op for Mm {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let ga = if ctx.needs(0) {
+        // grad_a = g b^H, or (conj(b) g^T)^T for a column-major a; grad_b = a^H g, or
+        // (g^T conj(a))^T for a column-major b.
+        let ga = if !ctx.needs(0) {
+            None
+        } else if self.col_major[0] {
+            Some(transpose(
+                &mm(&conj(ctx.saved(1)?)?, &transpose(&g, 0, 1)?)?,
+                0,
+                1,
+            )?)
+        } else {
             Some(mm(&g, &mh(ctx.saved(1)?)?)?)
-        } else {
-            None
         };
-        let gb = if ctx.needs(1) {
-            Some(mm(&mh(ctx.saved(0)?)?, &g)?)
-        } else {
+        let gb = if !ctx.needs(1) {
             None
+        } else if self.col_major[1] {
+            Some(transpose(
+                &mm(&transpose(&g, 0, 1)?, &conj(ctx.saved(0)?)?)?,
+                0,
+                1,
+            )?)
+        } else {
+            Some(mm(&mh(ctx.saved(0)?)?, &g)?)
         };
         Ok(smallvec![ga, gb])
     }
@@ -155,7 +183,8 @@ impl Op for Mm {
     }
 }
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    apply1(Mm, &[a.clone(), b.clone()])
+    let col_major = [is_col_major(a), is_col_major(b)];
+    apply1(Mm { col_major }, &[a.clone(), b.clone()])
 }
 
 pub struct Bmm;

@@ -167,9 +167,36 @@ impl Op for ViewOp {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        let input = Layout::contiguous(&ctx.inputs[0].shape);
-        let from = self.kind.apply(&input)?;
-        Ok(smallvec![Some(restride(&g, from, input)?)])
+        let shape = &ctx.inputs[0].shape;
+        // Views that keep every element once: the inverse view of the gradient, no copy
+        // (torch's rules; a moved copy of a transposed weight's gradient cost more than
+        // the matmul that made it). Without a graph to record, a plain tensor over the
+        // same memory instead of a view: once the incoming gradient is freed, nothing
+        // else holds the buffer and AccumulateGrad takes it over instead of copying.
+        let inverse_view = |v: Tensor| {
+            if crate::ops::recording() {
+                v
+            } else {
+                v.alias_fresh_version()
+            }
+        };
+        let grad = match &self.kind {
+            ViewKind::Permute(dims) => {
+                inverse_view(permute(&g, &inverse_permutation(dims, shape.len())?)?)
+            }
+            ViewKind::Transpose(a, b) => inverse_view(transpose(&g, *a, *b)?),
+            ViewKind::View(_) | ViewKind::Squeeze(_) | ViewKind::Unsqueeze(_) => {
+                inverse_view(reshape(&g, shape)?)
+            }
+            ViewKind::Alias => g,
+            // The rest scatter the gradient into zeros through the adjoint index map.
+            _ => {
+                let input = Layout::contiguous(shape);
+                let from = self.kind.apply(&input)?;
+                restride(&g, from, input)?
+            }
+        };
+        Ok(smallvec![Some(grad)])
     }
     /// Linear family: the same view of the tangent (made contiguous, the geometry the
     /// vjp assumes).
@@ -240,6 +267,15 @@ impl Op for ViewOp {
         };
         Ok(smallvec![(out, Some(0))])
     }
+}
+
+/// The permutation undoing `dims` (a permutation of `0..n`, negative dims allowed).
+fn inverse_permutation(dims: &[i64], n: usize) -> Result<SmallVec<[i64; 6]>> {
+    let mut inverse: SmallVec<[i64; 6]> = smallvec![0; n];
+    for (i, &d) in dims.iter().enumerate() {
+        inverse[wrap_dim(d, n)?] = i as i64;
+    }
+    Ok(inverse)
 }
 
 fn view_op(x: &Tensor, name: &'static str, kind: ViewKind) -> Result<Tensor> {

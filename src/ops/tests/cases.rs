@@ -427,7 +427,7 @@ pub fn cases() -> Vec<Case> {
         c(
             "mm",
             true,
-            |_| Box::new(Mm),
+            |_| Box::new(Mm::default()),
             |d| vec![randn(&[3, 4], d), randn(&[4, 2], d)],
         ),
         c(
