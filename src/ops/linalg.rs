@@ -106,7 +106,7 @@ pub struct Mm {
 /// A 2-d matrix laid out as the transpose of a contiguous one (and not also row-major).
 fn is_col_major(t: &Tensor) -> bool {
     let (shape, strides) = (t.shape(), t.strides());
-    shape.len() == 2 && shape[1] > 1 && strides[0] == 1 && strides[1] as usize == shape[0]
+    shape.len() == 2 && shape[1] > 1 && strides[0] == 1 && strides[1] == shape[0]
 }
 
 impl Op for Mm {
