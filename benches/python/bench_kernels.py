@@ -20,7 +20,7 @@ import argparse
 import collections
 import sys
 
-from bench_mlp import make_step
+from bench_mlp import BATCH, SIZES, make_step
 from common import describe, load_ferrograd, load_torch, run_paired_cases
 
 M16 = 1 << 24
@@ -85,6 +85,24 @@ def mlp_case(lib):
     return make_step(lib, activation="tanh")
 
 
+def linear_mlp_case(lib):
+    """The same network written with nn.Linear (weights stored [out, in], used
+    transposed), gradients reset to None each step as `zero_grad()` does."""
+    nn = lib.nn
+    lib.manual_seed(0)
+    layers = []
+    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+        layers += [nn.Linear(fan_in, fan_out), nn.Tanh()]
+    model = nn.Sequential(*layers[:-1])
+    x, target = lib.randn(BATCH, SIZES[0]), lib.randn(BATCH, SIZES[-1])
+
+    def step():
+        nn.functional.mse_loss(model(x), target).backward()
+        model.zero_grad()
+
+    return step
+
+
 CASES = [
     *[(f"{op}, 256x256, outputs kept", unary_case(op, 256 * 256, 50), 400) for op in UNARY],
     *[(f"{op}, 16M, outputs kept", unary_case(op, M16, 2), 20) for op in UNARY],
@@ -94,6 +112,7 @@ CASES = [
     ("matmul 1024^3", matmul_case, 20),
     ("wide graph 16x50 on 256x256, fwd+bwd", wide_graph_case, 10),
     ("MLP step 784-512-512-10 tanh, b128", mlp_case, 40),
+    ("nn.Linear MLP step, same sizes", linear_mlp_case, 40),
 ]
 
 
