@@ -424,6 +424,10 @@ MATMUL_GRAD_FNS = {
 }
 
 
+def _np_erf(x):
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
 def unary(name, fn, ref, grad_fn_name, low=-2.0, high=2.0, avoid=(), **flags) -> OpInfo:
     """An elementwise unary op whose domain is (low, high) minus the points `avoid`."""
     return OpInfo(
@@ -492,6 +496,12 @@ OP_DB: list[OpInfo] = [
     unary("sigmoid", torch.sigmoid, _np_sigmoid, "SigmoidBackward0"),
     unary("relu", torch.relu, _np_relu, "ReluBackward0", avoid=(0.0,)),
     unary("sqrt", torch.sqrt, np.sqrt, "SqrtBackward0", low=0.1, high=3.0),
+    unary("rsqrt", torch.rsqrt, lambda x: 1 / np.sqrt(x), "RsqrtBackward0", low=0.1, high=3.0,
+          supports_complex=True),
+    unary("tan", torch.tan, np.tan, "TanBackward0", low=-1.2, high=1.2, supports_complex=True),
+    unary("expm1", torch.expm1, np.expm1, "Expm1Backward0"),
+    unary("log1p", torch.log1p, np.log1p, "Log1PBackward0", low=-0.9, high=3.0),
+    unary("erf", torch.erf, _np_erf, "ErfBackward0"),
     unary("abs", torch.abs, np.abs, "AbsBackward0", avoid=(0.0,), supports_complex=True),
     unary("clone", torch.clone, np.copy, "CloneBackward0"),
     unary("contiguous", lambda x: x.contiguous(), np.copy, {3: "CloneBackward0"}),

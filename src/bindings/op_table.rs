@@ -39,6 +39,11 @@ macro_rules! op_table {
         $m!($($x)* unary sigmoid [] (sigmoid_ unary::Sigmoid) : unary::sigmoid);
         $m!($($x)* unary relu [] (relu_ unary::Relu) : unary::relu);
         $m!($($x)* unary sqrt [] (sqrt_ unary::Sqrt) : unary::sqrt);
+        $m!($($x)* unary rsqrt [] (rsqrt_ unary::Rsqrt) : unary::rsqrt);
+        $m!($($x)* unary tan [] (tan_ unary::Tan) : unary::tan);
+        $m!($($x)* unary expm1 [] (expm1_ unary::Expm1) : unary::expm1);
+        $m!($($x)* unary log1p [] (log1p_ unary::Log1p) : unary::log1p);
+        $m!($($x)* unary erf [] (erf_ unary::Erf) : unary::erf);
         $m!($($x)* unary reciprocal [] (reciprocal_ unary::Reciprocal) : unary::reciprocal);
         $m!($($x)* unary abs [] (abs_ unary::Abs) : unary::abs);
         $m!($($x)* unary sign [] : unary::sgn);

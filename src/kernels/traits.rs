@@ -55,6 +55,9 @@ pub trait Float: Arith {
     fn sigmoid_(self) -> Self {
         Self::one() / (Self::one() + self.neg().exp_())
     }
+    fn tan_(self) -> Self {
+        self.sin_() / self.cos_()
+    }
     fn recip_(self) -> Self {
         Self::one() / self
     }
@@ -76,6 +79,7 @@ macro_rules! float_native {
             fn sin_(self) -> Self { self.sin() }
             fn cos_(self) -> Self { self.cos() }
             fn tanh_(self) -> Self { self.tanh() }
+            fn tan_(self) -> Self { self.tan() }
             fn sqrt_(self) -> Self { self.sqrt() }
             fn powf_(self, e: Self) -> Self { self.powf(e) }
             fn sigmoid_(self) -> Self { 1.0 / (1.0 + (-self).exp()) }
@@ -113,6 +117,7 @@ macro_rules! float_complex {
             fn sin_(self) -> Self { self.sin() }
             fn cos_(self) -> Self { self.cos() }
             fn tanh_(self) -> Self { self.tanh() }
+            fn tan_(self) -> Self { self.tan() }
             fn sqrt_(self) -> Self { self.sqrt() }
             fn powf_(self, e: Self) -> Self {
                 if self.re == 0.0 && self.im == 0.0 {

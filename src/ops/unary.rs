@@ -7,7 +7,7 @@ use crate::dtype::Scalar;
 use crate::dtype::{default_float_dtype, DType};
 use crate::error::Result;
 use crate::kernels::kinds::{Math, Unary};
-use crate::ops::binary::{mul, mul_scalar, sub_scalar_rev};
+use crate::ops::binary::{add_scalar, mul, mul_scalar, sub_scalar_rev};
 use crate::ops::device::{backend, cast, wrap};
 use crate::ops::rules::{batch_unary, elementwise_jvp, linear_jvp, Partial};
 use crate::ops::{
@@ -79,6 +79,19 @@ float_unary_op!(Sigmoid, sigmoid, "SigmoidBackward0", Sigmoid, save: SaveRef::Ou
     d: |y| Partial::Mul(mul(y, &sub_scalar_rev(Scalar::Int(1), y)?)?));
 float_unary_op!(Sqrt, sqrt, "SqrtBackward0", Sqrt, save: SaveRef::Output(0),
     d: |y| Partial::Div(mul_scalar(y, Scalar::Int(2))?));
+
+float_unary_op!(Tan, tan, "TanBackward0", Tan, save: SaveRef::Output(0),
+    d: |y| Partial::Mul(add_scalar(&mul(y, y)?, Scalar::Int(1))?));
+float_unary_op!(Expm1, expm1, "Expm1Backward0", Expm1, save: SaveRef::Output(0),
+    d: |y| Partial::Mul(add_scalar(y, Scalar::Int(1))?));
+float_unary_op!(Log1p, log1p, "Log1PBackward0", Log1p, save: SaveRef::Input(0),
+    d: |x| Partial::Div(add_scalar(x, Scalar::Int(1))?));
+float_unary_op!(Rsqrt, rsqrt, "RsqrtBackward0", Rsqrt, save: SaveRef::Output(0),
+    d: |y| Partial::Mul(mul_scalar(&mul(&mul(y, y)?, y)?, Scalar::Float(-0.5))?));
+float_unary_op!(
+/// erf; d/dx = 2/sqrt(pi) exp(-x^2).
+Erf, erf, "ErfBackward0", Erf, save: SaveRef::Input(0),
+    d: |x| Partial::Mul(mul_scalar(&exp(&neg(&mul(x, x)?)?)?, Scalar::Float(std::f64::consts::FRAC_2_SQRT_PI))?));
 
 float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).

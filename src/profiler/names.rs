@@ -6,7 +6,11 @@ use super::Name;
 use crate::autograd::node::{Node, NodeKind};
 
 /// Ops whose aten name is not the snake case of their backward node's name.
-const EXCEPTIONS: &[(&str, &str)] = &[("ToCopy", "_to_copy"), ("UnsafeView", "_unsafe_view")];
+const EXCEPTIONS: &[(&str, &str)] = &[
+    ("ToCopy", "_to_copy"),
+    ("UnsafeView", "_unsafe_view"),
+    ("Log1P", "log1p"),
+];
 
 impl Name {
     pub fn resolve(&self) -> String {

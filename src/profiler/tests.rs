@@ -10,6 +10,8 @@ fn aten_names_follow_torch() {
     assert_eq!(aten_name("ToCopyBackward0"), "_to_copy");
     assert_eq!(aten_name("CopyBackwards"), "copy");
     assert_eq!(aten_name("MaxBackward1"), "max");
+    assert_eq!(aten_name("Log1PBackward0"), "log1p");
+    assert_eq!(aten_name("Expm1Backward0"), "expm1");
 }
 
 #[test]

@@ -80,7 +80,14 @@ fn math<T: Float>(x: &Data, m: Math) -> Result<Data> {
         Math::Sigmoid => map_float::<T>(x, m, |v| v.sigmoid_()),
         Math::Sqrt => map_float::<T>(x, m, |v| v.sqrt_()),
         Math::Reciprocal => map_float::<T>(x, m, |v| v.recip_()),
-        // Only the vector kernels have these (no op uses them on other types yet).
+        // Half types compute the rest in float32 by the vector kernels (as torch on CPU).
+        _ if matches!(T::DTYPE, DType::F16 | DType::BF16) => {
+            cast_data(&math::<f32>(&cast_data(x, DType::F32), m)?, T::DTYPE)
+        }
+        // Complex numbers have these too.
+        Math::Tan => map_float::<T>(x, m, |v| v.tan_()),
+        Math::Rsqrt => map_float::<T>(x, m, |v| v.sqrt_().recip_()),
+        // Only the vector kernels have the others.
         _ if matches!(T::DTYPE, DType::F32 | DType::F64) => map_float::<T>(x, m, |v| v),
         _ => return Err(crate::dtype::unsupported(Unary::Math(m).name(), T::DTYPE)),
     })
