@@ -44,6 +44,17 @@ macro_rules! op_table {
         $m!($($x)* unary expm1 [] (expm1_ unary::Expm1) : unary::expm1);
         $m!($($x)* unary log1p [] (log1p_ unary::Log1p) : unary::log1p);
         $m!($($x)* unary erf [] (erf_ unary::Erf) : unary::erf);
+        $m!($($x)* unary asin [] (asin_ unary::Asin) : unary::asin);
+        $m!($($x)* unary acos [] (acos_ unary::Acos) : unary::acos);
+        $m!($($x)* unary atan [] (atan_ unary::Atan) : unary::atan);
+        $m!($($x)* unary sinh [] (sinh_ unary::Sinh) : unary::sinh);
+        $m!($($x)* unary cosh [] (cosh_ unary::Cosh) : unary::cosh);
+        $m!($($x)* unary asinh [] (asinh_ unary::Asinh) : unary::asinh);
+        $m!($($x)* unary acosh [] (acosh_ unary::Acosh) : unary::acosh);
+        $m!($($x)* unary atanh [] (atanh_ unary::Atanh) : unary::atanh);
+        $m!($($x)* unary exp2 [] (exp2_ unary::Exp2) : unary::exp2);
+        $m!($($x)* unary log2 [] (log2_ unary::Log2) : unary::log2);
+        $m!($($x)* unary log10 [] (log10_ unary::Log10) : unary::log10);
         $m!($($x)* unary reciprocal [] (reciprocal_ unary::Reciprocal) : unary::reciprocal);
         $m!($($x)* unary abs [] (abs_ unary::Abs) : unary::abs);
         $m!($($x)* unary sign [] : unary::sgn);

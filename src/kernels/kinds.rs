@@ -8,11 +8,48 @@ use crate::error::Error;
 /// The transcendental functions with vector kernels (the table in vmath/mod.rs).
 pub use crate::kernels::vmath::Unary as Math;
 
+/// Floating-point functions without vector kernels (computed element by element; half
+/// types in float32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Exp2,
+    Log2,
+    Log10,
+}
+
+impl Func {
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Asin => "asin",
+            Func::Acos => "acos",
+            Func::Atan => "atan",
+            Func::Sinh => "sinh",
+            Func::Cosh => "cosh",
+            Func::Asinh => "asinh",
+            Func::Acosh => "acosh",
+            Func::Atanh => "atanh",
+            Func::Exp2 => "exp2",
+            Func::Log2 => "log2",
+            Func::Log10 => "log10",
+        }
+    }
+}
+
 /// Elementwise functions of one tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unary {
     /// A floating-point function (exp, sin, ...): float and complex dtypes only.
     Math(Math),
+    /// The same, for the functions without vector kernels.
+    Func(Func),
     Neg,
     /// |x|; of a complex tensor, its (real) modulus.
     Abs,
@@ -30,6 +67,7 @@ impl Unary {
     pub fn name(self) -> &'static str {
         match self {
             Unary::Math(m) => math_name(m),
+            Unary::Func(f) => f.name(),
             Unary::Neg => "neg",
             Unary::Abs => "abs",
             Unary::Relu => "relu",

@@ -2,6 +2,7 @@
 //! types that have a capability (raising torch's "not implemented for 'Bool'" error
 //! for the rest).
 
+use crate::kernels::kinds::Func;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 
@@ -58,6 +59,8 @@ pub trait Float: Arith {
     fn tan_(self) -> Self {
         self.sin_() / self.cos_()
     }
+    /// The functions of `kinds::Func`.
+    fn func_(self, f: crate::kernels::kinds::Func) -> Self;
     fn recip_(self) -> Self {
         Self::one() / self
     }
@@ -71,6 +74,26 @@ pub trait Float: Arith {
     }
 }
 
+/// `kinds::Func` by the type's own methods (real and complex types share all but the
+/// base-2 and base-10 ones).
+macro_rules! func_match {
+    ($v:ident, $f:ident, $exp2:expr, $log2:expr, $log10:expr) => {
+        match $f {
+            Func::Asin => $v.asin(),
+            Func::Acos => $v.acos(),
+            Func::Atan => $v.atan(),
+            Func::Sinh => $v.sinh(),
+            Func::Cosh => $v.cosh(),
+            Func::Asinh => $v.asinh(),
+            Func::Acosh => $v.acosh(),
+            Func::Atanh => $v.atanh(),
+            Func::Exp2 => $exp2,
+            Func::Log2 => $log2,
+            Func::Log10 => $log10,
+        }
+    };
+}
+
 macro_rules! float_native {
     ($($t:ty),*) => {$(
         impl Float for $t {
@@ -80,6 +103,10 @@ macro_rules! float_native {
             fn cos_(self) -> Self { self.cos() }
             fn tanh_(self) -> Self { self.tanh() }
             fn tan_(self) -> Self { self.tan() }
+            #[inline(always)]
+            fn func_(self, f: Func) -> Self {
+                func_match!(self, f, self.exp2(), self.log2(), self.log10())
+            }
             fn sqrt_(self) -> Self { self.sqrt() }
             fn powf_(self, e: Self) -> Self { self.powf(e) }
             fn sigmoid_(self) -> Self { 1.0 / (1.0 + (-self).exp()) }
@@ -103,6 +130,7 @@ macro_rules! float_half {
             fn sqrt_(self) -> Self { <$t>::from_f32(self.to_f32().sqrt()) }
             fn powf_(self, e: Self) -> Self { <$t>::from_f32(self.to_f32().powf(e.to_f32())) }
             fn sigmoid_(self) -> Self { <$t>::from_f32(1.0 / (1.0 + (-self.to_f32()).exp())) }
+            fn func_(self, f: Func) -> Self { <$t>::from_f32(self.to_f32().func_(f)) }
             fn is_nan_(self) -> bool { self.is_nan() }
         }
     )*};
@@ -118,6 +146,17 @@ macro_rules! float_complex {
             fn cos_(self) -> Self { self.cos() }
             fn tanh_(self) -> Self { self.tanh() }
             fn tan_(self) -> Self { self.tan() }
+            #[inline(always)]
+            fn func_(self, f: Func) -> Self {
+                // num_complex has no base-2 / base-10 functions: through e.
+                func_match!(
+                    self,
+                    f,
+                    self.scale(std::f64::consts::LN_2 as _).exp(),
+                    self.ln().unscale(std::f64::consts::LN_2 as _),
+                    self.ln().unscale(std::f64::consts::LN_10 as _)
+                )
+            }
             fn sqrt_(self) -> Self { self.sqrt() }
             fn powf_(self, e: Self) -> Self {
                 if self.re == 0.0 && self.im == 0.0 {

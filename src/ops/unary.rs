@@ -6,8 +6,8 @@ use smallvec::{smallvec, SmallVec};
 use crate::dtype::Scalar;
 use crate::dtype::{default_float_dtype, DType};
 use crate::error::Result;
-use crate::kernels::kinds::{Math, Unary};
-use crate::ops::binary::{add_scalar, mul, mul_scalar, sub_scalar_rev};
+use crate::kernels::kinds::{Func, Math, Unary};
+use crate::ops::binary::{add_scalar, mul, mul_scalar, sub_scalar, sub_scalar_rev};
 use crate::ops::device::{backend, cast, wrap};
 use crate::ops::rules::{batch_unary, elementwise_jvp, linear_jvp, Partial};
 use crate::ops::{
@@ -32,7 +32,14 @@ fn run(x: &Tensor, op: Unary, dtype: DType) -> Result<Outputs> {
 /// One elementwise float op from its derivative, stated once as a [`Partial`] of the
 /// saved value `v` (the input or the result, per `save`): vjp, jvp and batching follow.
 macro_rules! float_unary_op {
-    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $vmath:ident, save: $save:expr, d: |$v:ident| $d:expr) => {
+    // The kernel kind: a function of `kinds::Func`, or else of the vector kernels (`Math`).
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, func $f:ident, $($rest:tt)*) => {
+        float_unary_op!(@kind Unary::Func(Func::$f), $(#[$doc])* $ty, $fn_name, $name, $($rest)*);
+    };
+    ($(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, $vmath:ident, $($rest:tt)*) => {
+        float_unary_op!(@kind Unary::Math(Math::$vmath), $(#[$doc])* $ty, $fn_name, $name, $($rest)*);
+    };
+    (@kind $kind:expr, $(#[$doc:meta])* $ty:ident, $fn_name:ident, $name:literal, save: $save:expr, d: |$v:ident| $d:expr) => {
         $(#[$doc])*
         pub struct $ty;
         impl $ty {
@@ -42,7 +49,7 @@ macro_rules! float_unary_op {
             fn name(&self) -> &'static str { $name }
             fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
                 let x = &inputs[0];
-                run(x, Unary::Math(Math::$vmath), float_dtype(x))
+                run(x, $kind, float_dtype(x))
             }
             fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> { smallvec![Some($save)] }
             fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
@@ -92,6 +99,29 @@ float_unary_op!(
 /// erf; d/dx = 2/sqrt(pi) exp(-x^2).
 Erf, erf, "ErfBackward0", Erf, save: SaveRef::Input(0),
     d: |x| Partial::Mul(mul_scalar(&exp(&neg(&mul(x, x)?)?)?, Scalar::Float(std::f64::consts::FRAC_2_SQRT_PI))?));
+
+float_unary_op!(Asin, asin, "AsinBackward0", func Asin, save: SaveRef::Input(0),
+    d: |x| Partial::Div(sqrt(&sub_scalar_rev(Scalar::Int(1), &mul(x, x)?)?)?));
+float_unary_op!(Acos, acos, "AcosBackward0", func Acos, save: SaveRef::Input(0),
+    d: |x| Partial::Div(neg(&sqrt(&sub_scalar_rev(Scalar::Int(1), &mul(x, x)?)?)?)?));
+float_unary_op!(Atan, atan, "AtanBackward0", func Atan, save: SaveRef::Input(0),
+    d: |x| Partial::Div(add_scalar(&mul(x, x)?, Scalar::Int(1))?));
+float_unary_op!(Sinh, sinh, "SinhBackward0", func Sinh, save: SaveRef::Input(0),
+    d: |x| Partial::Mul(cosh(x)?));
+float_unary_op!(Cosh, cosh, "CoshBackward0", func Cosh, save: SaveRef::Input(0),
+    d: |x| Partial::Mul(sinh(x)?));
+float_unary_op!(Asinh, asinh, "AsinhBackward0", func Asinh, save: SaveRef::Input(0),
+    d: |x| Partial::Div(sqrt(&add_scalar(&mul(x, x)?, Scalar::Int(1))?)?));
+float_unary_op!(Acosh, acosh, "AcoshBackward0", func Acosh, save: SaveRef::Input(0),
+    d: |x| Partial::Div(sqrt(&sub_scalar(&mul(x, x)?, Scalar::Int(1))?)?));
+float_unary_op!(Atanh, atanh, "AtanhBackward0", func Atanh, save: SaveRef::Input(0),
+    d: |x| Partial::Div(sub_scalar_rev(Scalar::Int(1), &mul(x, x)?)?));
+float_unary_op!(Exp2, exp2, "Exp2Backward0", func Exp2, save: SaveRef::Output(0),
+    d: |y| Partial::Mul(mul_scalar(y, Scalar::Float(std::f64::consts::LN_2))?));
+float_unary_op!(Log2, log2, "Log2Backward0", func Log2, save: SaveRef::Input(0),
+    d: |x| Partial::Div(mul_scalar(x, Scalar::Float(std::f64::consts::LN_2))?));
+float_unary_op!(Log10, log10, "Log10Backward0", func Log10, save: SaveRef::Input(0),
+    d: |x| Partial::Div(mul_scalar(x, Scalar::Float(std::f64::consts::LN_10))?));
 
 float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).

@@ -12,7 +12,7 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::cast_data;
 use crate::kernels::elementwise::{map, map_float};
-use crate::kernels::kinds::{Math, Unary};
+use crate::kernels::kinds::{Func, Math, Unary};
 use crate::kernels::traits::{Arith, Float, Real};
 use crate::storage::Data;
 
@@ -25,6 +25,7 @@ pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
     let x = &*x;
     Ok(match op {
         Unary::Math(m) => crate::with_float!(dtype, op.name(), T => math::<T>(x, m)?),
+        Unary::Func(f) => crate::with_float!(dtype, op.name(), T => func::<T>(x, f)),
         Unary::Neg => crate::with_arith!(dtype, "neg", T => map::<T, T>(x, Arith::neg)),
         Unary::Relu => crate::with_real!(dtype, "relu", T => map::<T, T>(x, |v| {
             if v.is_nan_r() || v > T::zero() { v } else { T::zero() }
@@ -66,6 +67,16 @@ pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
             d => cast_data(x, d),
         },
     })
+}
+
+/// One closure per function, so the match on the kind stays outside the element loop.
+fn func<T: Float>(x: &Data, f: Func) -> Data {
+    macro_rules! each {
+        ($($k:ident),*) => {
+            match f { $(Func::$k => map::<T, T>(x, |v| v.func_(Func::$k)),)* }
+        };
+    }
+    each!(Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Exp2, Log2, Log10)
 }
 
 /// A vector-kernel function: f32 and f64 run kernels::vmath; the other float and complex

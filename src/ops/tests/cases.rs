@@ -89,6 +89,15 @@ fn one(d: DType) -> Vec<Tensor> {
 fn one_positive(d: DType) -> Vec<Tensor> {
     vec![positive(&[3, 4], d)]
 }
+/// Inside (-0.8, 0.8): the domain of asin, acos and atanh.
+fn one_unit(d: DType) -> Vec<Tensor> {
+    let t = crate::ops::unary::tanh(&randn(&[3, 4], d)).expect("tanh");
+    vec![crate::ops::binary::mul_scalar(&t, Scalar::Float(0.8)).expect("scale")]
+}
+/// Above 1: the domain of acosh.
+fn one_above_one(d: DType) -> Vec<Tensor> {
+    vec![crate::ops::binary::add_scalar(&positive(&[3, 4], d), Scalar::Int(1)).expect("shift")]
+}
 /// A [3, 4] and a [4] operand: every broadcasting op is checked broadcasting.
 fn two(d: DType) -> Vec<Tensor> {
     vec![randn(&[3, 4], d), randn(&[4], d)]
@@ -109,6 +118,17 @@ pub fn cases() -> Vec<Case> {
         c("expm1", false, |_| Box::new(Expm1), one),
         c("log1p", false, |_| Box::new(Log1p), one_positive),
         c("erf", false, |_| Box::new(Erf), one),
+        c("asin", false, |_| Box::new(Asin), one_unit),
+        c("acos", false, |_| Box::new(Acos), one_unit),
+        c("atan", false, |_| Box::new(Atan), one),
+        c("sinh", true, |_| Box::new(Sinh), one),
+        c("cosh", true, |_| Box::new(Cosh), one),
+        c("asinh", false, |_| Box::new(Asinh), one),
+        c("acosh", false, |_| Box::new(Acosh), one_above_one),
+        c("atanh", false, |_| Box::new(Atanh), one_unit),
+        c("exp2", true, |_| Box::new(Exp2), one),
+        c("log2", true, |_| Box::new(Log2), one_positive),
+        c("log10", true, |_| Box::new(Log10), one_positive),
         c("neg", true, |_| Box::new(Neg), one),
         c("relu", false, |_| Box::new(Relu), one),
         c("abs", true, |_| Box::new(Abs), one),
