@@ -10,18 +10,8 @@ difference of the two rows.
 
 import time
 
+from bench_op_overhead import add_loop
 from common import describe, load_ferrograd, load_torch, parse_args, print_table
-
-
-def add_loop(lib, n):
-    a = lib.tensor([1.0], requires_grad=True)
-    b = lib.tensor([2.0])
-
-    def loop():
-        for _ in range(n):
-            a + b
-
-    return loop
 
 
 def one_loop_ns(lib, loop, profiled):
@@ -39,7 +29,7 @@ def us_per_op(libs, n, rounds):
     """Best microseconds per op of each (library, profiled) pair, the pairs taking turns
     in every round so that all see the same machine load."""
     cases = [(lib, profiled) for lib in libs for profiled in (False, True)]
-    loops = [add_loop(lib, n) for lib, _ in cases]
+    loops = [add_loop(lib, True, n) for lib, _ in cases]
     best = [float("inf")] * len(cases)
     for _ in range(rounds + 1):  # the first round warms up
         for i, ((lib, profiled), loop) in enumerate(zip(cases, loops)):

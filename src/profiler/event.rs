@@ -1,7 +1,6 @@
 //! One recorded event, as the recording sites store it (cheap to make: static names,
 //! shapes only when asked for).
 
-use crate::dtype::DType;
 use crate::tensor::Tensor;
 
 /// What an event is; the Python side maps these to torch's categories.
@@ -61,7 +60,7 @@ impl Inputs {
                     inputs
                         .shapes
                         .push(t.shape().iter().map(|&d| d as i64).collect());
-                    inputs.dtypes.push(cpp_type_name(t.dtype()));
+                    inputs.dtypes.push(t.dtype().cpp_name());
                     inputs
                         .strides
                         .push(t.strides().iter().map(|&s| s as i64).collect());
@@ -74,22 +73,6 @@ impl Inputs {
             }
         }
         inputs
-    }
-}
-
-/// The C++ type name torch's traces show for a dtype (`Input type`).
-pub fn cpp_type_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "bool",
-        DType::U8 => "unsigned char",
-        DType::I32 => "int",
-        DType::I64 => "long int",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::C64 => "c10::complex<float>",
-        DType::C128 => "c10::complex<double>",
     }
 }
 
