@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import ferrograd as torch
@@ -73,6 +73,12 @@ class OpInfo:
     grad_fn_name: str | dict[int, str] | None = None
     # Forward tolerance overrides per dtype name, e.g. {"float32": (rtol, atol)}.
     tol: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Names the op needs on the library under test (`torch.amax` or `Tensor.repeat`): an
+    # entry written before its op lands stays out of OP_DB until the op exists.
+    needs: tuple[str, ...] = ()
+
+    def available(self) -> bool:
+        return all(hasattr(torch, n) or hasattr(torch.Tensor, n) for n in self.needs)
 
     def samples(self, dtype) -> list[SampleInput]:
         samples = self.sample_inputs(np.dtype(dtype))
@@ -170,12 +176,17 @@ def ref_dtype(d):
     return np.dtype(str(d).rsplit(".", 1)[-1])
 
 
-def _np_sum(a, dim=None, keepdim=False, dtype=None):
-    return np.sum(a, axis=dim, keepdims=keepdim, dtype=dtype)
+def _np_reduce(fn):
+    """numpy's reduction `fn` called with torch's argument names (dim, keepdim, dtype)."""
+
+    def ref(a, dim=None, keepdim=False, **kwargs):
+        return fn(a, axis=dim, keepdims=keepdim, **kwargs)
+
+    return ref
 
 
-def _np_mean(a, dim=None, keepdim=False, dtype=None):
-    return np.mean(a, axis=dim, keepdims=keepdim, dtype=dtype)
+_np_sum = _np_reduce(np.sum)
+_np_mean = _np_reduce(np.mean)
 
 
 def _np_reduce_with_index(fn, argfn):
@@ -358,12 +369,15 @@ def _where_samples(dtype):
     ]
 
 
-def _one_tensor(*cases):
+def _one_tensor(*cases, seed=None, distinct=False):
     """Samples of one tensor plus kwargs: each case is (shape, kwargs[, how, desc]),
-    how in {None, "T", "step"}."""
+    how in {None, "T", "step"}. `distinct` draws values without ties (Maker.distinct).
+    The seed defaults to the cases' text; give one where kwargs hold a dtype, whose text
+    names the library (torch.float64 or ferrograd.float64), or the values would differ."""
 
     def sample_inputs(dtype):
-        make = Maker(dtype, f"view{cases}")
+        mk = Maker(dtype, seed or f"view{cases}")
+        make = mk.distinct if distinct else mk
         out = []
         for shape, kwargs, *rest in cases:
             how = rest[0] if rest else None
@@ -449,7 +463,7 @@ def view_op(name, op, ref, *cases, **flags) -> OpInfo:
     return OpInfo(name, op, ref, _one_tensor(*cases), **flags)
 
 
-OP_DB: list[OpInfo] = [
+BASE_DB: list[OpInfo] = [
     # -- elementwise binary (broadcasting, Python scalars, reflected operators)
     binary(
         "add",
@@ -786,6 +800,807 @@ OP_DB: list[OpInfo] = [
 ]
 
 
+# =========================================================================== issue 11
+# Entries written for issue 11's ops before the ops land. Each needs the library
+# attribute of its own name (OpInfo.needs: `torch.amax`, or `Tensor.repeat`), so OP_DB
+# takes it in as soon as the op exists, and calls the op late (`_late`), so this block
+# imports without it. One entry per op; a helper only one entry uses sits just above
+# it. Values, grad_fn names and gradients are checked against torch 2.15 by
+# tests/run_opdb_on_torch.py; torch's errors for bad inputs: tests/ERRORS_issue11.md.
+#
+# Integer index arrays travel in kwargs (index=): the harness differentiates and vmaps
+# only positional arrays, and test_vmap_ops scales those (an index must stay integral).
+
+
+def _late(name):
+    """torch.<name>, looked up when called."""
+    return lambda *args, **kwargs: getattr(torch, name)(*args, **kwargs)
+
+
+def _late_list(name):
+    """torch.<name> of a list of the sample's tensors (stack, hstack ...)."""
+    return lambda *tensors, **kwargs: getattr(torch, name)(list(tensors), **kwargs)
+
+
+def _indexed(name, *tensor_names):
+    """torch.<name>(x, ...): the positional tensors after x go by keyword (src=), the
+    kwargs' arrays (index=) as int64 tensors."""
+
+    def op(x, *tensors, **kwargs):
+        kwargs = {k: to_tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        return getattr(torch, name)(x, **dict(zip(tensor_names, tensors)), **kwargs)
+
+    return op
+
+
+def _plus(*sample_fns):
+    """The samples of each sample function in turn."""
+    return lambda dtype: [s for fn in sample_fns for s in fn(dtype)]
+
+
+def _scalar_as_1d(ref):
+    """A numpy reference along a dim that also takes a 0-dim array, which torch treats
+    as 1-D along dim 0 or -1 and numpy has no axis for."""
+
+    def wrapped(a, *args, **kwargs):
+        if a.ndim:
+            return ref(a, *args, **kwargs)
+        return np.reshape(ref(a.reshape(1), *args, **kwargs), ())
+
+    return wrapped
+
+
+def _index(*rows) -> np.ndarray:
+    return np.array(rows, np.int64)
+
+
+def _with_zeros(dtype, seed, *positions) -> np.ndarray:
+    """A 3x4 sample with zeros at `positions` (prod and cumprod divide by nothing)."""
+    a = Maker(dtype, seed)(3, 4)
+    for p in positions:
+        a[p] = 0
+    return a
+
+
+def late_op(name, ref, samples, grad_fn_name=None, **flags) -> OpInfo:
+    """torch.<name>, called late."""
+    return OpInfo(name, _late(name), ref, samples, grad_fn_name=grad_fn_name, **flags)
+
+
+def late_one_tensor(name, ref, *cases, seed=None, distinct=False, **flags) -> OpInfo:
+    """torch.<name> on one tensor plus kwargs (cases as for `_one_tensor`)."""
+    return late_op(name, ref, _one_tensor(*cases, seed=seed or name, distinct=distinct), **flags)
+
+
+# -- reductions
+
+# dim int or tuple, keepdim both ways; without ties (distinct values).
+AMAX_CASES = (
+    ((3, 4), {}, None, "all"),
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": -1, "keepdim": True}, None, "negative dim, keepdim"),
+    ((2, 3, 4), {"dim": (0, 2)}, None, "dim tuple"),
+    ((2, 3, 4), {"dim": (2, -3), "keepdim": True}, None, "dim tuple, keepdim"),
+    ((), {}, None, "0-dim"),
+    ((), {"dim": 0}, None, "0-dim, dim 0"),
+    ((4, 3), {"dim": 0}, "T", "transposed"),
+    ((3, 4), {"dim": -1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+_np_amax = _scalar_as_1d(_np_reduce(np.amax))
+_np_amin = _scalar_as_1d(_np_reduce(np.amin))
+
+# dim None or int, keepdim both ways.
+ARGMAX_CASES = (
+    ((3, 4), {}, None, "all"),
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": -2, "keepdim": True}, None, "negative dim, keepdim"),
+    ((3, 4), {"keepdim": True}, None, "all, keepdim"),
+    ((), {}, None, "0-dim"),
+    ((), {"dim": 0}, None, "0-dim, dim 0"),
+    ((4, 3), {"dim": 0}, "T", "transposed"),
+    ((3, 4), {}, "step", "stepped, all"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+
+
+def arg_reduction(name, ref) -> OpInfo:
+    """argmax-like: int64 indices, no gradient."""
+    return late_one_tensor(
+        name,
+        _scalar_as_1d(_np_reduce(ref)),
+        *ARGMAX_CASES,
+        distinct=True,
+        supports_grad=False,
+        supports_gradgrad=False,
+    )
+
+
+def _prod_samples(dtype):
+    make = Maker(dtype, "prod")
+    one_zero = _with_zeros(dtype, "prod0", (1, 2))
+    two_zeros = _with_zeros(dtype, "prod00", (1, 0), (1, 3))
+    return [
+        SampleInput((make(3, 4),), desc="all"),
+        SampleInput((make(3, 4),), {"dim": 1}, desc="dim"),
+        SampleInput((make(2, 3, 4),), {"dim": -1, "keepdim": True}, desc="negative dim, keepdim"),
+        SampleInput((one_zero,), desc="all, one zero"),
+        SampleInput((one_zero,), {"dim": 1}, desc="one zero in a row"),
+        SampleInput((two_zeros,), {"dim": 1}, desc="two zeros in a row"),
+        SampleInput((two_zeros,), desc="all, two zeros"),
+        SampleInput((make(3, 4),), {"dtype": torch.float64}, desc="dtype="),
+        SampleInput((make(3, 4),), {"dim": 0, "dtype": torch.float64}, desc="dim, dtype="),
+        SampleInput((make(),), desc="0-dim"),
+        SampleInput((make(),), {"dim": 0}, desc="0-dim, dim 0"),
+        SampleInput((transposed(make(4, 3)),), {"dim": 0}, desc="transposed"),
+        SampleInput((stepped(make(3, 4)),), {"dim": -1, "keepdim": True}, desc="stepped"),
+        SampleInput((make(0, 3),), {"dim": 1}, desc="zero-size"),
+        SampleInput((make(3, 0),), {"dim": 1}, desc="empty rows: ones"),
+    ]
+
+
+def _np_logsumexp(a, dim, keepdim=False):
+    m = np.max(a, axis=dim, keepdims=True, initial=-np.inf)
+    m = np.where(np.isfinite(m), m, 0)  # an empty or all -inf row: nothing to shift
+    out = np.log(np.sum(np.exp(a - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+def _large_values(dim):
+    """A sample around 500, where exp overflows without the max shift."""
+    return lambda dtype: [
+        SampleInput((Maker(dtype, "large")(3, 4, low=500, high=502),), {"dim": dim}, desc="large")
+    ]
+
+
+# dim int or tuple (required), keepdim both ways.
+LOGSUMEXP_CASES = (
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": -1, "keepdim": True}, None, "negative dim, keepdim"),
+    ((2, 3, 4), {"dim": (0, 2)}, None, "dim tuple"),
+    ((2, 3, 4), {"dim": (2, -3), "keepdim": True}, None, "dim tuple, keepdim"),
+    ((), {"dim": 0}, None, "0-dim"),
+    ((4, 3), {"dim": 0}, "T", "transposed"),
+    ((3, 4), {"dim": -1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+
+
+def _np_softmax(log):
+    def ref(a, dim, dtype=None):
+        a = a.astype(dtype) if dtype is not None else a
+        shifted = a - np.max(a, axis=dim, keepdims=True, initial=-np.inf)
+        e = np.exp(shifted)
+        total = np.sum(e, axis=dim, keepdims=True)
+        return shifted - np.log(total) if log else e / total
+
+    return _scalar_as_1d(ref)
+
+
+def _softmax_samples(seed):
+    cases = (
+        ((3, 4), {"dim": 1}, None, "dim"),
+        ((2, 3, 4), {"dim": -1}, None, "negative dim"),
+        ((2, 3, 4), {"dim": 0}, None, "outer dim"),
+        ((), {"dim": 0}, None, "0-dim"),
+        ((4, 3), {"dim": 0}, "T", "transposed"),
+        ((3, 4), {"dim": -1}, "step", "stepped"),
+        ((0, 3), {"dim": 1}, None, "zero-size"),
+        ((3, 0), {"dim": 1}, None, "empty dim"),
+    )
+
+    def dtype_sample(dtype):  # float32 input: computes in float64
+        x = Maker(dtype, seed)(3, 4)
+        return [SampleInput((x,), {"dim": 1, "dtype": torch.float64}, desc="dtype=float64")]
+
+    return _plus(_one_tensor(*cases, seed=seed), dtype_sample, _large_values(-1))
+
+
+def _np_var_like(*stats):
+    """torch.var's overloads over numpy stats(a, axis=, ddof=, keepdims=): dim, correction
+    and keepdim by keyword, or the legacy unbiased (positional or keyword)."""
+
+    def ref(a, unbiased=None, *, dim=None, correction=None, keepdim=False):
+        ddof = int(unbiased) if unbiased is not None else 1 if correction is None else correction
+        out = tuple(stat(a, axis=dim, ddof=ddof, keepdims=keepdim) for stat in stats)
+        return out[0] if len(out) == 1 else out
+
+    return ref
+
+
+def _np_mean_ddof(a, ddof, **kwargs):
+    return np.mean(a, **kwargs)
+
+
+def _var_samples(zero_dim):
+    """var/std(_mean) samples; std's are without the 0-dim one (std 0 has no gradient)."""
+
+    def sample_inputs(dtype):
+        make = Maker(dtype, "var")
+        samples = [
+            SampleInput((make(3, 4),), desc="all"),
+            SampleInput((make(3, 4),), {"dim": 1}, desc="dim"),
+            SampleInput((make(2, 3, 4),), {"dim": -1, "keepdim": True}, desc="neg. dim, keepdim"),
+            SampleInput((make(2, 3, 4),), {"dim": (0, 2)}, desc="dim tuple"),
+            SampleInput(
+                (make(2, 3, 4),), {"dim": (2, 0), "correction": 0, "keepdim": True}, desc="tuple"
+            ),
+            SampleInput((make(3, 4),), {"dim": 1, "correction": 2}, desc="correction 2"),
+            SampleInput((make(3, 4),), {"correction": 0}, desc="all, correction 0"),
+            SampleInput((make(3, 4), False), desc="legacy positional unbiased=False"),
+            SampleInput(
+                (make(3, 4),), {"dim": 1, "unbiased": False, "keepdim": True}, desc="legacy kw"
+            ),
+            SampleInput((transposed(make(4, 3)),), {"dim": 0}, desc="transposed"),
+            SampleInput((stepped(make(3, 4)),), {"dim": -1}, desc="stepped"),
+            SampleInput((make(0, 3),), {"dim": 1}, desc="zero-size"),
+        ]
+        if zero_dim:
+            samples.append(SampleInput((make(),), {"correction": 0}, desc="0-dim"))
+        return samples
+
+    return sample_inputs
+
+
+# dim (required), 0-dim, the scanned dim strided or empty.
+SCAN_CASES = (
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": -1}, None, "negative dim"),
+    ((2, 3, 4), {"dim": 0}, None, "outer dim"),
+    ((), {"dim": 0}, None, "0-dim"),
+    ((), {"dim": -1}, None, "0-dim, dim -1"),
+    ((4, 3), {"dim": 1}, "T", "transposed, scanning the strided dim"),
+    ((3, 4), {"dim": -1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+    ((3, 0), {"dim": 1}, None, "empty dim"),
+)
+
+
+def _np_scan(fn):
+    return _scalar_as_1d(lambda a, dim, dtype=None: fn(a, axis=dim, dtype=dtype))
+
+
+def _cumsum_dtype_sample(dtype):
+    x = Maker(dtype, "cumsum")(3, 4)
+    return [SampleInput((x,), {"dim": 0, "dtype": torch.float64}, desc="dtype=")]
+
+
+def _cumprod_zero_samples(dtype):
+    return [
+        SampleInput((_with_zeros(dtype, "cumprod0", (1, 2)),), {"dim": 1}, desc="one zero"),
+        SampleInput((_with_zeros(dtype, "cumprod00", (1, 0), (1, 2)),), {"dim": 1}, desc="zeros"),
+        SampleInput((_with_zeros(dtype, "cumprod0T", (0, 1)),), {"dim": 0}, desc="zero, dim 0"),
+    ]
+
+
+# -- elementwise
+
+INTEGERS = (-2.0, -1.0, 0.0, 1.0, 2.0)  # kinks of floor, ceil, trunc, frac
+HALVES = (-1.5, -0.5, 0.5, 1.5)  # kinks of round
+
+
+def _round_decimals_samples(dtype):
+    """Values a quarter step away from every kink of round(x, decimals)."""
+
+    def grid(decimals, *shape):
+        x = Maker(dtype, f"round{decimals}")(*shape, low=-50.0, high=50.0)
+        return np.asarray((np.round(x * 10.0**decimals) + 0.25) / 10.0**decimals, dtype)
+
+    return [
+        SampleInput((grid(2, 3, 4),), {"decimals": 2}, desc="decimals=2"),
+        SampleInput((transposed(grid(2, 4, 3)),), {"decimals": 2}, desc="decimals=2, transposed"),
+        SampleInput((grid(2),), {"decimals": 2}, desc="decimals=2, 0-dim"),
+        SampleInput((grid(-1, 3, 4),), {"decimals": -1}, desc="decimals=-1"),
+    ]
+
+
+def _np_sgn(a):
+    return np.where(a == 0, 0, a / np.where(a == 0, 1, np.abs(a)))
+
+
+def _pairwise_samples(with_nan=False):
+    """maximum-like ops: tensors only (no Python scalars), broadcasting, no ties;
+    `with_nan` adds NaNs in either operand (never both at one place: fmax skips them)."""
+
+    def sample_inputs(dtype):
+        make = Maker(dtype, "pairwise")
+        samples = [
+            SampleInput((make(3, 4), make(3, 4)), desc="same shape"),
+            SampleInput((make(3, 1), make(1, 4)), desc="broadcast both"),
+            SampleInput((make(2, 3, 4), make(4)), desc="broadcast rhs"),
+            SampleInput((make(4), make(2, 3, 4)), desc="broadcast lhs"),
+            SampleInput((make(3, 4), make()), desc="0-dim rhs"),
+            SampleInput((make(), make()), desc="0-dim"),
+            SampleInput((transposed(make(3, 4)), stepped(make(3, 4))), desc="non-contiguous"),
+            SampleInput((make(0, 3), make(3)), desc="zero-size"),
+        ]
+        if with_nan:
+            a, b = make(3, 4), make(3, 4)
+            a[0, 1] = a[2, 3] = b[1, 2] = np.nan
+            samples.append(SampleInput((a, b), desc="NaNs"))
+        return samples
+
+    return sample_inputs
+
+
+SPECIAL_VALUES = (np.nan, np.inf, -np.inf, -0.0, 0.0)
+
+
+def _special_samples(dtype):
+    """Finite values mixed with NaN, +-inf and both zeros, for the predicates."""
+    mk = Maker(dtype, "special")
+
+    def make(*shape):
+        a = mk(*shape)
+        flat = a.reshape(-1)  # a view: a is fresh and contiguous
+        where = mk.rng.permutation(flat.size)[: len(SPECIAL_VALUES)]
+        flat[where] = SPECIAL_VALUES[: len(where)]
+        return a
+
+    return [
+        SampleInput((make(3, 4),), desc="2-D"),
+        SampleInput((make(2, 3, 4),), desc="3-D"),
+        SampleInput((np.asarray(np.nan, dtype),), desc="0-dim NaN"),
+        SampleInput((np.asarray(-np.inf, dtype),), desc="0-dim -inf"),
+        SampleInput((transposed(make(4, 3)),), desc="transposed"),
+        SampleInput((stepped(make(3, 4)),), desc="stepped"),
+        SampleInput((make(0, 3),), desc="zero-size"),
+    ]
+
+
+def predicate(name, ref) -> OpInfo:
+    """An elementwise test returning bool (no gradient)."""
+    return OpInfo(
+        name, _late(name), ref, _special_samples, supports_grad=False, supports_gradgrad=False
+    )
+
+
+# -- shape and indexing
+
+
+def movedim(name) -> OpInfo:
+    """movedim and its alias moveaxis: int and tuple source/destination."""
+    return late_one_tensor(
+        name,
+        _scalar_as_1d(np.moveaxis),
+        ((2, 3, 4), {"source": 0, "destination": 2}),
+        ((2, 3, 4), {"source": -1, "destination": 0}, None, "negative dim"),
+        ((2, 3, 4), {"source": (0, 1), "destination": (2, 0)}, None, "tuples"),
+        ((2, 3, 4), {"source": (0, -1), "destination": (-1, 0)}, None, "tuples, negative"),
+        ((3, 4), {"source": 1, "destination": 1}, None, "to itself"),
+        ((), {"source": 0, "destination": 0}, None, "0-dim: an alias in torch"),
+        ((4, 3), {"source": 0, "destination": 1}, "T", "transposed"),
+        ((3, 4), {"source": (1,), "destination": (0,)}, "step", "stepped"),
+        ((0, 3, 2), {"source": 0, "destination": -1}, None, "zero-size"),
+        seed="movedim",
+        grad_fn_name={0: "PermuteBackward0", 2: "PermuteBackward0", 5: "AliasBackward0"},
+    )
+
+
+def triangle(name, ref, grad_fn_name) -> OpInfo:
+    """tril and triu: diagonals below, on and above, batched 3-D inputs."""
+    return late_one_tensor(
+        name,
+        lambda a, diagonal=0: ref(a, diagonal),
+        ((3, 4), {}),
+        ((3, 4), {"diagonal": -1}),
+        ((3, 4), {"diagonal": 2}),
+        ((2, 3, 4), {"diagonal": 1}, None, "batched"),
+        ((2, 4, 3), {"diagonal": -1}, "T", "batched, transposed"),
+        ((3, 4), {}, "step", "stepped"),
+        ((0, 3), {}, None, "zero-size"),
+        ((2, 0, 3), {"diagonal": 1}, None, "zero-size, batched"),
+        grad_fn_name=grad_fn_name,
+    )
+
+
+def _stack_samples(dtype):
+    make = Maker(dtype, "stack")
+    return [
+        SampleInput((make(3, 4), make(3, 4)), {"dim": 0}, desc="two"),
+        SampleInput((make(3, 4), make(3, 4), make(3, 4)), {"dim": 1}, desc="three, dim 1"),
+        SampleInput((make(3, 4), make(3, 4)), {"dim": 2}, desc="new last dim"),
+        SampleInput((make(2, 3), make(2, 3)), {"dim": -1}, desc="negative dim"),
+        SampleInput((make(2, 3), make(2, 3), make(2, 3)), {"dim": -3}, desc="dim -3"),
+        SampleInput((make(), make()), desc="0-dim, default dim"),
+        SampleInput((transposed(make(3, 4)), stepped(make(3, 4))), {"dim": 1}, desc="non-contig."),
+        SampleInput((make(0, 3), make(0, 3)), {"dim": 1}, desc="zero-size"),
+    ]
+
+
+def _concat_samples(*mixed_shapes):
+    """hstack-like ops: pairs and a triple of equal shapes from 0-dim to 3-D, and pairs
+    of the op's own `mixed_shapes` (which differ where the op concatenates)."""
+
+    def sample_inputs(dtype):
+        make = Maker(dtype, "concat")
+        return [
+            SampleInput((make(3, 4), make(3, 4)), desc="2-D"),
+            SampleInput((make(4), make(4), make(4)), desc="three 1-D"),
+            SampleInput((make(2, 3, 4), make(2, 3, 4)), desc="3-D"),
+            SampleInput((make(), make()), desc="0-dim"),
+            SampleInput((transposed(make(3, 4)), stepped(make(3, 4))), desc="non-contiguous"),
+            SampleInput((make(0, 3), make(0, 3)), desc="zero-size"),
+        ] + [SampleInput((make(*a), make(*b)), desc=f"{a} with {b}") for a, b in mixed_shapes]
+
+    return sample_inputs
+
+
+def concat(name, ref, *mixed_shapes) -> OpInfo:
+    """hstack-like: torch.<name> of a list, numpy's `ref` of a sequence."""
+    samples = _concat_samples(*mixed_shapes)
+    return OpInfo(name, _late_list(name), lambda *a: ref(a), samples, grad_fn_name="CatBackward0")
+
+
+def _np_gather(a, dim, index):
+    if a.ndim == 0:
+        return a.copy()  # index can only be 0
+    # torch reads the index's extent of every other dim (it may be smaller than a's)
+    a = a[tuple(slice(None) if d == dim % a.ndim else slice(n) for d, n in enumerate(index.shape))]
+    return np.take_along_axis(a, index, axis=dim)
+
+
+def _gather_samples(dtype):
+    make = Maker(dtype, "gather")
+    index3 = _index([[0, 2, 2, 1], [1, 0, 0, 2]], [[2, 2, 1, 0], [0, 1, 2, 1]])
+    return [
+        SampleInput((make(3, 4),), {"dim": 1, "index": _index([0, 3], [1, 1], [2, 0])}, desc="d1"),
+        SampleInput((make(3, 4),), {"dim": 0, "index": _index([2, 0, 1, 2], [0, 0, 1, 1])}),
+        SampleInput(
+            (make(3, 4),), {"dim": -1, "index": _index([3, 2, 1], [0, 0, 0])}, desc="smaller"
+        ),
+        SampleInput((make(2, 3, 4),), {"dim": 1, "index": index3}, desc="3-D"),
+        SampleInput((make(),), {"dim": 0, "index": np.array(0)}, desc="0-dim"),
+        SampleInput(
+            (transposed(make(4, 3)),), {"dim": 0, "index": _index([3, 0, 1], [1, 1, 3])}, desc="T"
+        ),
+        SampleInput((stepped(make(3, 4)),), {"dim": 1, "index": _index([2], [0], [3])}, desc="st"),
+        SampleInput((make(3, 4),), {"dim": 1, "index": np.zeros((3, 0), np.int64)}, desc="empty"),
+        SampleInput((make(0, 3),), {"dim": 1, "index": np.zeros((0, 2), np.int64)}, desc="zero"),
+    ]
+
+
+def _np_scatter(a, *src, dim, index, value=None, add=False):
+    out, d = a.copy(), dim % max(a.ndim, 1)
+    for p in np.ndindex(index.shape):
+        q = p[:d] + (index[p],) + p[d + 1 :] if a.ndim else ()
+        v = src[0][p] if src else value
+        out[q] = out[q] + v if add else v
+    return out
+
+
+def _scatter_samples(seed, *indices):
+    """scatter-like samples: `indices` for self (3, 4) along dims 0, 1 and -1, for self
+    (2, 3, 4) along dim 1, and for self (4, 3) along dim 0. src has the index's shape:
+    torch's backward gathers src's gradient at the index, which fails for a bigger src
+    (forward allows it; see ERRORS_issue11.md)."""
+    dim0, dim1, dim_neg, batched, transposed_index = (np.array(i, np.int64) for i in indices)
+
+    def sample_inputs(dtype):
+        make = Maker(dtype, seed)
+        return [
+            SampleInput((make(3, 4), make(*dim0.shape)), {"dim": 0, "index": dim0}),
+            SampleInput((make(3, 4), make(*dim1.shape)), {"dim": 1, "index": dim1}),
+            SampleInput(
+                (make(3, 4), make(*dim_neg.shape)),
+                {"dim": -1, "index": dim_neg},
+                desc="negative dim, index smaller than self",
+            ),
+            SampleInput((make(2, 3, 4), make(*batched.shape)), {"dim": 1, "index": batched}),
+            SampleInput((make(), make()), {"dim": 0, "index": np.array(0)}, desc="0-dim"),
+            SampleInput(
+                (transposed(make(4, 3)), stepped(make(*transposed_index.shape))),
+                {"dim": 0, "index": transposed_index},
+                desc="non-contiguous",
+            ),
+            SampleInput(
+                (make(3, 4), make(0, 4)), {"dim": 0, "index": np.zeros((0, 4), np.int64)}
+            ),
+            SampleInput(
+                (make(0, 3), make(0, 2)), {"dim": 1, "index": np.zeros((0, 2), np.int64)}
+            ),
+        ]
+
+    return sample_inputs
+
+
+def _scatter_value_samples(dtype):
+    make = Maker(dtype, "scatter_value")
+    return [
+        SampleInput((make(3, 4),), {"dim": 1, "index": _index([3, 0], [1, 2]), "value": 1.5}),
+        SampleInput(
+            (transposed(make(4, 3)),),
+            {"dim": 0, "index": _index([3, 0, 1], [0, 2, 3]), "value": -2},
+            desc="int value, transposed",
+        ),
+    ]
+
+
+def _index_select_samples(dtype):
+    make = Maker(dtype, "index_select")
+    return [
+        SampleInput((make(3, 4),), {"dim": 0, "index": _index(0, 2, 0)}, desc="repeated index"),
+        SampleInput((make(3, 4),), {"dim": 1, "index": _index(3, 1, 1, 0)}, desc="dim 1"),
+        SampleInput((make(2, 3, 4),), {"dim": -1, "index": _index(2, 2)}, desc="negative dim"),
+        SampleInput((make(3, 4),), {"dim": 1, "index": np.array(2)}, desc="0-dim index"),
+        SampleInput((make(),), {"dim": 0, "index": _index(0)}, desc="0-dim"),
+        SampleInput((transposed(make(4, 3)),), {"dim": 0, "index": _index(3, 0, 3)}, desc="T"),
+        SampleInput((stepped(make(3, 4)),), {"dim": 1, "index": _index(1, 1)}, desc="stepped"),
+        SampleInput((make(3, 4),), {"dim": 0, "index": np.zeros(0, np.int64)}, desc="empty"),
+        SampleInput((make(0, 3),), {"dim": 1, "index": _index(2, 0)}, desc="zero-size"),
+    ]
+
+
+def _masked_fill_samples(dtype):
+    make = Maker(dtype, "masked_fill")
+    mask = np.array(
+        [[True, False, True, False], [False, False, True, True], [True, True, False, False]]
+    )
+    return [
+        SampleInput((make(3, 4), mask), {"value": 1.5}, desc="same shape"),
+        SampleInput((make(3, 4), mask[:, :1]), {"value": -2}, desc="mask (3, 1), int value"),
+        SampleInput((make(2, 3, 4), mask[0]), {"value": 0.5}, desc="mask (4,)"),
+        SampleInput((make(3, 1), mask), {"value": 1.5}, desc="self broadcast to the mask"),
+        SampleInput((make(3, 4), np.array(True)), {"value": 1.5}, desc="0-dim mask"),
+        SampleInput((make(), np.array(False)), {"value": 1.5}, desc="0-dim"),
+        SampleInput((transposed(make(4, 3)), mask.T), {"value": 1.5}, desc="transposed"),
+        SampleInput((stepped(make(3, 4)), mask), {"value": 1.5}, desc="stepped"),
+        SampleInput((make(0, 4), mask[0]), {"value": 1.5}, desc="zero-size"),
+    ]
+
+
+def _issue11(*entries) -> list[OpInfo]:
+    """Each entry needing the library attribute of its own name."""
+    return [replace(op, needs=(op.name,)) for op in entries]
+
+
+ISSUE11_DB: list[OpInfo] = _issue11(
+    # -- reductions
+    late_one_tensor("amax", _np_amax, *AMAX_CASES, distinct=True, grad_fn_name="AmaxBackward0"),
+    late_one_tensor("amin", _np_amin, *AMAX_CASES, distinct=True, grad_fn_name="AminBackward0"),
+    arg_reduction("argmax", np.argmax),
+    arg_reduction("argmin", np.argmin),
+    late_op(
+        "prod",
+        _scalar_as_1d(_np_reduce(np.prod)),
+        _prod_samples,
+        {
+            0: "ProdBackward0",
+            1: "ProdBackward1",
+            7: "ProdBackward0",
+            10: "ProdBackward1",
+        },
+    ),
+    late_op(
+        "logsumexp",
+        _scalar_as_1d(_np_logsumexp),
+        _plus(_one_tensor(*LOGSUMEXP_CASES, seed="logsumexp"), _large_values(1)),
+        "LogsumexpBackward0",
+    ),
+    late_op(
+        "softmax",
+        _np_softmax(log=False),
+        _softmax_samples("softmax"),
+        {0: "SoftmaxBackward0", 8: "SoftmaxBackward0"},
+    ),
+    late_op(
+        "log_softmax",
+        _np_softmax(log=True),
+        _softmax_samples("log_softmax"),
+        {0: "LogSoftmaxBackward0", 8: "LogSoftmaxBackward0"},
+    ),
+    late_op(
+        "var",
+        _np_var_like(np.var),
+        _var_samples(zero_dim=True),
+        {0: "VarBackward0", 1: "VarBackward0", 7: "VarBackward0"},
+    ),
+    late_op(
+        "std",
+        _np_var_like(np.std),
+        _var_samples(zero_dim=False),
+        {0: "StdBackward0", 1: "StdBackward0", 7: "StdBackward0"},
+    ),
+    late_op(
+        "var_mean",
+        _np_var_like(np.var, _np_mean_ddof),
+        _var_samples(zero_dim=True),
+        {0: "VarMeanBackward0", 1: "VarMeanBackward0"},
+    ),
+    late_op(
+        "std_mean",
+        _np_var_like(np.std, _np_mean_ddof),
+        _var_samples(zero_dim=False),
+        {0: "StdMeanBackward0", 1: "StdMeanBackward0"},
+    ),
+    late_op(
+        "cumsum",
+        _np_scan(np.cumsum),
+        _plus(_one_tensor(*SCAN_CASES, seed="cumsum"), _cumsum_dtype_sample),
+        {0: "CumsumBackward0", 9: "CumsumBackward0"},
+    ),
+    late_op(
+        "cumprod",
+        _np_scan(np.cumprod),
+        _plus(_one_tensor(*SCAN_CASES, seed="cumprod"), _cumprod_zero_samples),
+        {0: "CumprodBackward0", 9: "CumprodBackward0"},
+    ),
+    # -- elementwise
+    unary("floor", _late("floor"), np.floor, "FloorBackward0", avoid=INTEGERS),
+    unary("ceil", _late("ceil"), np.ceil, "CeilBackward0", avoid=INTEGERS),
+    unary("trunc", _late("trunc"), np.trunc, "TruncBackward0", avoid=INTEGERS),
+    unary("frac", _late("frac"), lambda a: a - np.trunc(a), "FracBackward0", avoid=INTEGERS),
+    late_op(
+        "round",
+        lambda a, decimals=0: np.round(a, decimals),
+        _plus(unary_samples(avoid=HALVES), _round_decimals_samples),
+        {0: "RoundBackward0", 6: "RoundBackward1", 9: "RoundBackward1"},
+    ),
+    unary("square", _late("square"), np.square, "PowBackward0"),
+    unary("sign", _late("sign"), np.sign, "SignBackward0", avoid=(0.0,)),
+    unary("sgn", _late("sgn"), _np_sgn, "SgnBackward0", avoid=(0.0,), supports_complex=True),
+    unary("deg2rad", _late("deg2rad"), np.deg2rad, "Deg2RadBackward0"),
+    unary("rad2deg", _late("rad2deg"), np.rad2deg, "Rad2DegBackward0"),
+    binary("maximum", _late("maximum"), np.maximum, "MaximumBackward0", _pairwise_samples()),
+    binary("minimum", _late("minimum"), np.minimum, "MinimumBackward0", _pairwise_samples()),
+    binary("fmax", _late("fmax"), np.fmax, "FmaxBackward0", _pairwise_samples(with_nan=True)),
+    binary("fmin", _late("fmin"), np.fmin, "FminBackward0", _pairwise_samples(with_nan=True)),
+    predicate("isnan", np.isnan),
+    predicate("isinf", np.isinf),
+    predicate("isfinite", np.isfinite),
+    predicate("isposinf", np.isposinf),
+    predicate("isneginf", np.isneginf),
+    predicate("signbit", np.signbit),
+    # -- shape and indexing
+    OpInfo(
+        "stack",
+        _late_list("stack"),
+        lambda *arrays, dim=0: np.stack(arrays, axis=dim),
+        _stack_samples,
+        grad_fn_name="StackBackward0",
+    ),
+    concat("hstack", np.hstack, ((3, 4), (3, 2)), ((4,), (2,))),
+    concat("vstack", np.vstack, ((4,), (2, 4)), ((2, 3, 4), (1, 3, 4))),
+    concat("dstack", np.dstack, ((3, 4), (3, 4, 2)), ((4,), (1, 4, 3))),
+    concat("column_stack", np.column_stack, ((3,), (3, 2)), ((3, 2), (3,))),
+    late_one_tensor(
+        "flip",
+        _scalar_as_1d(lambda a, dims: np.flip(a, axis=tuple(dims))),
+        ((3, 4), {"dims": [0]}),
+        ((3, 4), {"dims": [0, 1]}),
+        ((2, 3, 4), {"dims": [-1, 0]}, None, "negative dim"),
+        ((3, 4), {"dims": []}, None, "no dims"),
+        ((), {"dims": [0]}, None, "0-dim"),
+        ((4, 3), {"dims": [1]}, "T", "transposed"),
+        ((3, 4), {"dims": [-1]}, "step", "stepped"),
+        ((0, 3), {"dims": [0, 1]}, None, "zero-size"),
+        grad_fn_name={0: "FlipBackward0", 3: "FlipBackward0"},
+    ),
+    late_one_tensor(
+        "fliplr",
+        np.fliplr,
+        ((3, 4), {}),
+        ((2, 3, 4), {}, None, "3-D"),
+        ((4, 3), {}, "T", "transposed"),
+        ((3, 4), {}, "step", "stepped"),
+        ((0, 3), {}, None, "zero-size"),
+        grad_fn_name="FlipBackward0",
+    ),
+    late_one_tensor(
+        "flipud",
+        np.flipud,
+        ((3, 4), {}),
+        ((4,), {}, None, "1-D"),
+        ((4, 3), {}, "T", "transposed"),
+        ((3, 4), {}, "step", "stepped"),
+        ((0, 3), {}, None, "zero-size"),
+        grad_fn_name="FlipBackward0",
+    ),
+    movedim("movedim"),
+    movedim("moveaxis"),
+    OpInfo(
+        "swapaxes",
+        # positional: ferrograd's swapaxes (before issue 11) does not take torch's keywords
+        lambda x, axis0, axis1: torch.swapaxes(x, axis0, axis1),
+        _scalar_as_1d(lambda a, axis0, axis1: np.swapaxes(a, axis0, axis1)),
+        _one_tensor(
+            ((3, 4), {"axis0": 0, "axis1": 1}),
+            ((2, 3, 4), {"axis0": -1, "axis1": 0}, None, "negative dim"),
+            ((), {"axis0": 0, "axis1": -1}, None, "0-dim"),
+            ((4, 3), {"axis0": 1, "axis1": 0}, "T", "transposed"),
+            ((3, 4), {"axis0": 1, "axis1": 1}, "step", "stepped, same dims"),
+            ((0, 3), {"axis0": 0, "axis1": 1}, None, "zero-size"),
+            seed="swapaxes",
+        ),
+        grad_fn_name="TransposeBackward0",
+    ),
+    OpInfo(
+        "repeat",
+        lambda x, repeats: x.repeat(*repeats),
+        lambda a, repeats: np.tile(a, repeats),
+        _one_tensor(
+            ((3, 4), {"repeats": (2, 1)}),
+            ((3, 4), {"repeats": (2, 1, 3)}, None, "more dims than the input"),
+            ((2, 3, 4), {"repeats": (1, 2, 1)}, None, "3-D"),
+            ((), {"repeats": (2, 3)}, None, "0-dim"),
+            ((3, 4), {"repeats": (0, 2)}, None, "zero repeats"),
+            ((4, 3), {"repeats": (1, 2)}, "T", "transposed"),
+            ((3, 4), {"repeats": (2, 2)}, "step", "stepped"),
+            ((0, 3), {"repeats": (2, 2)}, None, "zero-size"),
+            seed="repeat",
+        ),
+        grad_fn_name="RepeatBackward0",
+    ),
+    late_one_tensor(
+        "tile",
+        lambda a, dims: np.tile(a, dims),
+        ((3, 4), {"dims": (2,)}, None, "fewer dims than the input"),
+        ((3, 4), {"dims": (2, 1, 2)}, None, "more dims"),
+        ((3, 4), {"dims": (1, 1)}, None, "ones"),
+        ((), {"dims": (2,)}, None, "0-dim"),
+        ((4, 3), {"dims": (2, 1)}, "T", "transposed"),
+        ((3, 4), {"dims": (1, 2)}, "step", "stepped"),
+        ((0, 3), {"dims": (2, 2)}, None, "zero-size"),
+        grad_fn_name="RepeatBackward0",
+    ),
+    triangle("tril", np.tril, "TrilBackward0"),
+    triangle("triu", np.triu, "TriuBackward0"),
+    OpInfo(
+        "gather",
+        _indexed("gather"),
+        _np_gather,
+        _gather_samples,
+        grad_fn_name="GatherBackward0",
+    ),
+    OpInfo(
+        "scatter",
+        _indexed("scatter", "src"),
+        _np_scatter,
+        # no two writes to one place: which one wins is unspecified in torch
+        _plus(
+            _scatter_samples(
+                "scatter",
+                [[2, 0, 1, 2], [0, 1, 2, 1]],
+                [[3, 0], [1, 2], [0, 3]],
+                [[1, 0, 3], [2, 3, 0]],
+                [[[0, 1, 2, 0], [2, 0, 1, 1]], [[1, 2, 0, 2], [0, 1, 2, 0]]],
+                [[3, 0, 1], [0, 2, 3]],
+            ),
+            _scatter_value_samples,
+        ),
+        grad_fn_name={0: "ScatterBackward0", 8: "ScatterBackward1"},
+    ),
+    OpInfo(
+        "scatter_add",
+        _indexed("scatter_add", "src"),
+        lambda a, src, **kwargs: _np_scatter(a, src, add=True, **kwargs),
+        # indices that repeat: the writes add up
+        _scatter_samples(
+            "scatter_add",
+            [[2, 0, 1, 2], [2, 0, 0, 1]],
+            [[3, 3], [1, 1], [0, 3]],
+            [[1, 1, 1], [2, 3, 2]],
+            [[[0, 1, 2, 0], [0, 1, 1, 0]], [[1, 2, 0, 2], [1, 2, 0, 2]]],
+            [[3, 0, 3], [3, 0, 3]],
+        ),
+        grad_fn_name="ScatterAddBackward0",
+    ),
+    OpInfo(
+        "index_select",
+        _indexed("index_select"),
+        _scalar_as_1d(lambda a, dim, index: np.take(a, index.reshape(-1), axis=dim)),
+        _index_select_samples,
+        grad_fn_name="IndexSelectBackward0",
+    ),
+    late_op(
+        "masked_fill",
+        lambda a, mask, value: np.where(mask, value, a),
+        _masked_fill_samples,
+        "MaskedFillBackward0",
+    ),
+)
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -795,6 +1610,24 @@ ISSUE_OPS = (
     *("squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind", "split"),
     *("chunk", "diagonal", "as_strided", "getitem"),
 )
+
+#: Issue 11's ops; test_ops checks each has an entry (landed or not).
+ISSUE11_OPS = (
+    *("amax", "amin", "argmax", "argmin", "prod", "logsumexp", "softmax", "log_softmax"),
+    *("var", "std", "var_mean", "std_mean", "cumsum", "cumprod"),
+    *("floor", "ceil", "trunc", "frac", "round", "square", "sign", "sgn", "deg2rad", "rad2deg"),
+    *("maximum", "minimum", "fmax", "fmin"),
+    *("isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"),
+    *("stack", "hstack", "vstack", "dstack", "column_stack", "flip", "fliplr", "flipud"),
+    *("movedim", "moveaxis", "swapaxes", "repeat", "tile", "tril", "triu"),
+    *("gather", "scatter", "scatter_add", "index_select", "masked_fill"),
+)
+
+#: Every entry, whether or not the library under test has its op.
+ALL_OPS: list[OpInfo] = [*BASE_DB, *ISSUE11_DB]
+
+#: The entries whose op the library under test has: the generated tests run over these.
+OP_DB: list[OpInfo] = [op for op in ALL_OPS if op.available()]
 
 
 # --------------------------------------------------------------------------- tensors
@@ -814,6 +1647,8 @@ def to_tensor(value, requires_grad=False):
         else:
             raise ValueError(value.how)
         return t.requires_grad_() if requires_grad else t
+    if isinstance(value, np.generic):  # a 0-dim array after an operator (~mask) is a scalar
+        value = np.asarray(value)
     if isinstance(value, np.ndarray):
         # torch.tensor keeps numpy's 0 strides of an empty array, which gradcheck rejects.
         t = (
