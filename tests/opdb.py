@@ -804,8 +804,9 @@ BASE_DB: list[OpInfo] = [
 # Entries written for issue 11's ops before the ops land. Each needs the library
 # attribute of its own name (OpInfo.needs: `torch.amax`, or `Tensor.repeat`), so OP_DB
 # takes it in as soon as the op exists, and calls the op late (`_late`), so this block
-# imports without it. One entry per op; a helper only one entry uses sits just above
-# it. Values, grad_fn names and gradients are checked against torch 2.15 by
+# imports without it. Helpers and sample sets first, then ISSUE11_DB, one entry per op
+# (deleting an entry's lines removes it). Values, grad_fn names and gradients are
+# checked against torch 2.15 by
 # tests/run_opdb_on_torch.py; torch's errors for bad inputs: tests/ERRORS_issue11.md.
 #
 # Integer index arrays travel in kwargs (index=): the harness differentiates and vmaps
