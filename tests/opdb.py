@@ -806,8 +806,8 @@ BASE_DB: list[OpInfo] = [
 # takes it in as soon as the op exists, and calls the op late (`_late`), so this block
 # imports without it. Helpers and sample sets first, then ISSUE11_DB, one entry per op
 # (deleting an entry's lines removes it). Values, grad_fn names and gradients are
-# checked against torch 2.15 by
-# tests/run_opdb_on_torch.py; torch's errors for bad inputs: tests/ERRORS_issue11.md.
+# checked against torch 2.15 by tests/run_opdb_on_torch.py; torch's errors for bad
+# inputs: tests/ERRORS_issue11.md.
 #
 # Integer index arrays travel in kwargs (index=): the harness differentiates and vmaps
 # only positional arrays, and test_vmap_ops scales those (an index must stay integral).
