@@ -578,8 +578,9 @@ macro_rules! with_dtype {
     }};
 }
 
+/// torch's dispatch error for a kernel without the dtype (a NotImplementedError).
 pub fn unsupported(op: &str, d: DType) -> Error {
-    Error::runtime(format!(
+    Error::not_implemented(format!(
         "\"{op}\" not implemented for '{}'",
         d.scalar_type_name()
     ))

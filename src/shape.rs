@@ -69,7 +69,8 @@ pub fn wrap_dim_insert(dim: i64, ndim: usize) -> Result<usize> {
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Dims> {
     let n = a.len().max(b.len());
     let mut out: Dims = SmallVec::from_elem(0, n);
-    for i in 0..n {
+    // From the last dim, as torch checks (its error names the rightmost mismatch).
+    for i in (0..n).rev() {
         let da = if i + a.len() >= n {
             a[i + a.len() - n]
         } else {

@@ -133,6 +133,11 @@ def unary_samples(low=-2.0, high=2.0, avoid=()):
     return sample_inputs
 
 
+def _without(desc, sample_inputs):
+    """`sample_inputs` less the samples described as `desc`."""
+    return lambda dtype: [s for s in sample_inputs(dtype) if s.desc != desc]
+
+
 def binary_samples(low=-2.0, high=2.0, avoid_other=(), scalar=1.5, extra=None):
     """Samples for a broadcasting binary op: tensor with tensor (same shape, broadcast
     both ways, 0-dim, non-contiguous, zero-size), tensor with Python scalar and the
@@ -530,6 +535,28 @@ BASE_DB: list[OpInfo] = [
           supports_complex=True),
     unary("abs", torch.abs, np.abs, "AbsBackward0", avoid=(0.0,), supports_complex=True),
     unary("clone", torch.clone, np.copy, "CloneBackward0"),
+    unary("reciprocal", torch.reciprocal, np.reciprocal, "ReciprocalBackward0", avoid=(0.0,),
+          supports_complex=True),
+    # Of a real tensor, conj is the tensor itself (no node of its own).
+    unary("conj", torch.conj, np.conj, None, supports_complex=True),
+    *[
+        OpInfo(
+            name,
+            getattr(torch, name),
+            getattr(np, np_name),
+            _without("reflected scalar", binary_samples()),  # torch.eq(2, t) is a TypeError
+            supports_grad=False,
+            supports_gradgrad=False,
+        )
+        for name, np_name in (
+            ("eq", "equal"),
+            ("ne", "not_equal"),
+            ("lt", "less"),
+            ("le", "less_equal"),
+            ("gt", "greater"),
+            ("ge", "greater_equal"),
+        )
+    ],
     unary("contiguous", lambda x: x.contiguous(), np.copy, {3: "CloneBackward0"}),
     OpInfo(
         "clamp",
@@ -1355,6 +1382,55 @@ def _issue11(*entries) -> list[OpInfo]:
     return [replace(op, needs=(op.name,)) for op in entries]
 
 
+def _outer_samples(dtype):
+    make = Maker(dtype, "outer")
+    return [
+        SampleInput((make(3), make(4)), desc="vectors"),
+        SampleInput((stepped(make(5)), make(2)), desc="stepped"),
+        SampleInput((make(0), make(3)), desc="zero-size"),
+    ]
+
+
+def _broadcast_to_samples(dtype):
+    make = Maker(dtype, "broadcast_to")
+    return [
+        SampleInput((make(3, 1), (2, 3, 4)), desc="new and size-1 dims"),
+        SampleInput((make(4), (3, 4)), desc="new leading dim"),
+        SampleInput((make(), (2, 2)), desc="0-dim"),
+        SampleInput((transposed(make(3, 1)), (2, 3, 4)), desc="transposed"),
+        SampleInput((make(0, 1), (0, 3)), desc="zero-size"),
+    ]
+
+
+def _broadcast_tensors_samples(dtype):
+    make = Maker(dtype, "broadcast_tensors")
+    return [
+        SampleInput((make(3, 1), make(1, 4)), desc="both"),
+        SampleInput((make(4), make(2, 3, 4), make()), desc="three, 0-dim"),
+        SampleInput((stepped(make(3, 2)), make(2)), desc="stepped"),
+        SampleInput((transposed(make(2, 3)), make(3)), desc="transposed"),
+        SampleInput((make(0, 1), make(3)), desc="zero-size"),
+    ]
+
+
+def _isclose_samples(dtype):
+    make = Maker(dtype, "isclose")
+    a = make(3, 4)
+    near = a + np.asarray(1e-6, dtype) * make(3, 4)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, 1.0, 1e-9], dtype=dtype)
+    other = np.array([np.nan, np.inf, np.inf, 1e-9, 1.0001, 0.0], dtype=dtype)
+    return [
+        SampleInput((a, near), desc="near"),
+        SampleInput((a, make(3, 4)), desc="far"),
+        SampleInput((special, other), desc="nan, inf, tiny"),
+        SampleInput((special, other), {"equal_nan": True}, desc="equal_nan"),
+        SampleInput((a, near), {"rtol": 0.0, "atol": 1e-3}, desc="atol only"),
+        SampleInput((a, make(4)), desc="broadcast"),
+        SampleInput((transposed(make(4, 3)), stepped(make(4, 3))), desc="non-contiguous"),
+        SampleInput((make(0, 3), make(3)), desc="zero-size"),
+    ]
+
+
 ISSUE11_DB: list[OpInfo] = _issue11(
     # -- reductions
     late_one_tensor("amax", _np_amax, *AMAX_CASES, distinct=True, grad_fn_name="AmaxBackward0"),
@@ -1599,6 +1675,21 @@ ISSUE11_DB: list[OpInfo] = _issue11(
         _masked_fill_samples,
         "MaskedFillBackward0",
     ),
+    late_op("outer", np.outer, _outer_samples, "MulBackward0"),
+    late_op("broadcast_to", np.broadcast_to, _broadcast_to_samples, "ExpandBackward0"),
+    late_op(
+        "broadcast_tensors",
+        lambda *arrays: tuple(np.broadcast_arrays(*arrays)),
+        _broadcast_tensors_samples,
+        "ExpandBackward0",
+    ),
+    late_op(
+        "isclose",
+        np.isclose,
+        _isclose_samples,
+        supports_grad=False,
+        supports_gradgrad=False,
+    ),
 )
 
 
@@ -1622,6 +1713,7 @@ ISSUE11_OPS = (
     *("stack", "hstack", "vstack", "dstack", "column_stack", "flip", "fliplr", "flipud"),
     *("movedim", "moveaxis", "swapaxes", "repeat", "tile", "tril", "triu"),
     *("gather", "scatter", "scatter_add", "index_select", "masked_fill"),
+    *("outer", "broadcast_to", "broadcast_tensors", "isclose"),
 )
 
 #: Every entry, whether or not the library under test has its op.

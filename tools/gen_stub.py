@@ -44,6 +44,8 @@ def _kind_params(kind, arg):
         return [f"{arg}: {_OPERAND}", "*", "alpha: Number = 1"]
     if kind in ("arith", "compare"):
         return [f"{arg}: {_OPERAND}"]
+    if kind == "pairwise":
+        return [f"{arg}: Tensor"]
     if kind == "reduce":
         return [f"dim: {_DIMS}", "keepdim: bool = False", "*", "dtype: Union[dtype, None] = None"]
     if kind == "clamp":

@@ -13,10 +13,9 @@ Cases:
 - `func.jacrev` of tanh(W @ x) * x, 256 -> 256 (vmap over vjp).
 """
 
-import argparse
 import sys
 
-from common import describe, load_ferrograd, load_torch, run_paired_cases
+from common import paired_main
 
 
 def per_sample_grads(lib):
@@ -66,15 +65,7 @@ CASES = [
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a fifth of the rounds")
-    parser.add_argument("--no-torch", action="store_true")
-    args = parser.parse_args()
-    fg = load_ferrograd()
-    torch = load_torch(args.no_torch)
-    describe(fg, torch)
-    run_paired_cases(CASES, fg, torch, quick=args.quick, width=45)
-    return 0
+    return paired_main(__doc__, CASES, width=45)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ Cases:
 - one MLP step 784-512-512-10 with tanh, batch 128, forward + backward.
 """
 
-import argparse
 import collections
 import sys
 
 from bench_mlp import BATCH, SIZES, make_step
-from common import describe, load_ferrograd, load_torch, run_paired_cases
+from common import paired_main
 
 M16 = 1 << 24
 UNARY = ("exp", "sin", "tanh")
@@ -116,19 +115,13 @@ CASES = [
 ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a fifth of the rounds")
-    parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--only", help="run only cases whose name contains this text")
-    args = parser.parse_args()
-    fg = load_ferrograd()
-    torch = load_torch(args.no_torch)
-    describe(fg, torch)
+def print_threads(fg, torch):
     print(f"threads: ferrograd {fg.get_num_threads()}", end="")
     print(f", torch {torch.get_num_threads()}" if torch is not None else "")
-    run_paired_cases(CASES, fg, torch, quick=args.quick, only=args.only)
-    return 0
+
+
+def main():
+    return paired_main(__doc__, CASES, after_describe=print_threads)
 
 
 if __name__ == "__main__":

@@ -142,3 +142,21 @@ def run_paired_cases(cases, ferrograd, torch, *, quick=False, width=40, only=Non
         theirs = times[1] if torch is not None else None
         ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
         print(f"{name:<{width}} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)
+
+
+def paired_main(description, cases, *, width=40, after_describe=None):
+    """The command line of a paired benchmark script: `--quick`, `--no-torch` and
+    `--only TEXT`, then `run_paired_cases` (`after_describe(fg, torch)` prints more of
+    the setup first). Returns the exit status."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="a fifth of the rounds")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--only", help="run only cases whose name contains this text")
+    args = parser.parse_args()
+    fg = load_ferrograd()
+    torch = load_torch(args.no_torch)
+    describe(fg, torch)
+    if after_describe is not None:
+        after_describe(fg, torch)
+    run_paired_cases(cases, fg, torch, quick=args.quick, width=width, only=args.only)
+    return 0

@@ -20,6 +20,7 @@ SCRIPTS = (
     "bench_functional.py",
     "bench_func.py",
     "bench_profiler.py",
+    "bench_reductions.py",
 )
 
 

@@ -45,6 +45,7 @@ from ._C import (
     set_num_interop_threads,
     set_num_threads,
     set_rng_state,
+    stack,
     tensor,
     where,
     zeros,

@@ -512,19 +512,13 @@ pub fn promote_types(
     ))
 }
 
-/// `cat(tensors, dim=0)` (also `concat`, `concatenate`).
-#[pyfunction]
-#[pyo3(signature = (tensors, dim=None))]
-pub fn cat(
-    py: Python<'_>,
-    tensors: &Bound<'_, PyAny>,
-    dim: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
+/// The `tensors` argument of cat / stack: a list or tuple of tensors.
+fn tensor_list(tensors: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
     if !(tensors.is_instance_of::<pyo3::types::PyList>()
         || tensors.is_instance_of::<pyo3::types::PyTuple>())
     {
         return Err(PyTypeError::new_err(format!(
-            "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not {}",
+            "{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not {}",
             tensors.get_type().name()?
         )));
     }
@@ -539,20 +533,48 @@ pub fn cat(
         };
         list.push(t);
     }
-    let dim: i64 = match dim {
-        None => 0,
+    Ok(list)
+}
+
+/// The `dim` argument of cat / stack: an int (not a bool), 0 when absent.
+fn join_dim(dim: Option<&Bound<'_, PyAny>>, op: &str) -> PyResult<i64> {
+    match dim {
+        None => Ok(0),
         Some(d)
             if d.is_instance_of::<pyo3::types::PyInt>()
                 && !d.is_instance_of::<pyo3::types::PyBool>() =>
         {
-            d.extract()?
+            d.extract()
         }
-        Some(d) => {
-            return Err(PyTypeError::new_err(format!(
-                "cat(): argument 'dim' must be int, not {}",
-                d.get_type().name()?
-            )))
-        }
-    };
+        Some(d) => Err(PyTypeError::new_err(format!(
+            "{op}(): argument 'dim' must be int, not {}",
+            d.get_type().name()?
+        ))),
+    }
+}
+
+/// `cat(tensors, dim=0)` (also `concat`, `concatenate`).
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=None))]
+pub fn cat(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let list = tensor_list(tensors, "cat")?;
+    let dim = join_dim(dim, "cat")?;
     to_py(py, run(|| crate::ops::join::cat(&list, dim))?)
+}
+
+/// `stack(tensors, dim=0)`.
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=None))]
+pub fn stack(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let list = tensor_list(tensors, "stack")?;
+    let dim = join_dim(dim, "stack")?;
+    to_py(py, run(|| crate::ops::join::stack(&list, dim))?)
 }

@@ -16,6 +16,7 @@ pub mod memory;
 pub mod op_table;
 pub mod profiler;
 pub mod tensor;
+pub mod tensor_ops;
 pub mod threads;
 
 use pyo3::prelude::*;
@@ -70,6 +71,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_is_checkpoint_valid, m)?)?;
     m.add_function(wrap_pyfunction!(functions::where_py, m)?)?;
     m.add_function(wrap_pyfunction!(functions::cat, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::stack, m)?)?;
     m.add_function(wrap_pyfunction!(functions::allclose, m)?)?;
     m.add_function(wrap_pyfunction!(functions::equal, m)?)?;
     m.add_function(wrap_pyfunction!(functions::promote_types, m)?)?;

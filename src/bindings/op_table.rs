@@ -22,8 +22,9 @@ use crate::bindings::tensor::{
     PyTensor,
 };
 use crate::dtype::Scalar;
+use crate::kernels::kinds::Extremum;
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
-use crate::ops::{inplace, reduce, unary};
+use crate::ops::{classify, extrema, inplace, reduce, rounding, unary};
 use crate::tensor::Tensor;
 
 /// The table. `$m` is the macro each line is handed to; `$x` are tokens passed in front
@@ -57,13 +58,28 @@ macro_rules! op_table {
         $m!($($x)* unary log10 [] (log10_ unary::Log10) : unary::log10);
         $m!($($x)* unary reciprocal [] (reciprocal_ unary::Reciprocal) : unary::reciprocal);
         $m!($($x)* unary abs [] (abs_ unary::Abs) : unary::abs);
-        $m!($($x)* unary sign [] : unary::sgn);
+        $m!($($x)* unary sign [] : unary::sign);
+        $m!($($x)* unary sgn [] : unary::sgn);
+        $m!($($x)* unary floor [] : rounding::floor);
+        $m!($($x)* unary ceil [] : rounding::ceil);
+        $m!($($x)* unary trunc [fix] : rounding::trunc);
+        $m!($($x)* unary frac [] : rounding::frac);
+        $m!($($x)* unary square [] : bin::square);
+        $m!($($x)* unary isnan [] : classify::isnan);
+        $m!($($x)* unary isinf [] : classify::isinf);
+        $m!($($x)* unary isfinite [] : classify::isfinite);
+        $m!($($x)* unary isposinf [] : classify::isposinf);
+        $m!($($x)* unary isneginf [] : classify::isneginf);
         $m!($($x)* unary conj [] : unary::conj);
         $m!($($x)* arith_alpha add(other) [] (add_) : Arithmetic::Add);
         $m!($($x)* arith_alpha sub(other) [subtract] (sub_) : Arithmetic::Sub);
         $m!($($x)* arith mul(other) [multiply] (mul_) : Arithmetic::Mul);
         $m!($($x)* arith div(other) [divide, true_divide] (div_) : Arithmetic::Div);
         $m!($($x)* arith pow(exponent) [] : Arithmetic::Pow);
+        $m!($($x)* pairwise maximum(other) [] : Extremum::Maximum);
+        $m!($($x)* pairwise minimum(other) [] : Extremum::Minimum);
+        $m!($($x)* pairwise fmax(other) [] : Extremum::Fmax);
+        $m!($($x)* pairwise fmin(other) [] : Extremum::Fmin);
         $m!($($x)* compare eq(other) [] : Cmp::Eq);
         $m!($($x)* compare ne(other) [] : Cmp::Ne);
         $m!($($x)* compare lt(other) [] : Cmp::Lt);
@@ -192,6 +208,23 @@ fn compare_fn(
     }
 }
 
+/// `maximum(a, other)` and kin: `other` must be a tensor (`position`: where torch's
+/// error says it was).
+fn pairwise(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: Extremum,
+    name: &str,
+    position: usize,
+) -> PyResult<Py<PyAny>> {
+    let b = extract_tensor(
+        other,
+        &format!("{name}(): argument 'other' (position {position})"),
+    )?;
+    to_py(py, run(|| extrema::pairwise(a, &b, op))?)
+}
+
 fn reduction(
     py: Python<'_>,
     t: &Tensor,
@@ -284,6 +317,14 @@ macro_rules! tensor_methods {
             }
         }
     };
+    (pairwise $name:ident($arg:ident) [] : $op:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                pairwise(py, &self.t, $arg, $op, stringify!($name), 1)
+            }
+        }
+    };
     (reduce $name:ident [] : $f:path) => {
         #[pymethods]
         impl PyTensor {
@@ -353,6 +394,13 @@ macro_rules! module_function {
         #[pyfunction]
         pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
             arith_fn(py, input, $arg, $kind, None, stringify!($name))
+        }
+    };
+    (pairwise $name:ident($arg:ident) [] : $op:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            let t = input_tensor(input, stringify!($name))?;
+            pairwise(py, &t, $arg, $op, stringify!($name), 2)
         }
     };
     (compare $name:ident($arg:ident) [] : $cmp:expr) => {

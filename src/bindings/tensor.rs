@@ -1088,7 +1088,10 @@ impl PyTensor {
     fn transpose(&self, py: Python<'_>, dim0: i64, dim1: i64) -> PyResult<Py<PyAny>> {
         to_py(py, run(|| view::transpose(&self.t, dim0, dim1))?)
     }
-    fn swapaxes(&self, py: Python<'_>, dim0: i64, dim1: i64) -> PyResult<Py<PyAny>> {
+    fn swapaxes(&self, py: Python<'_>, axis0: i64, axis1: i64) -> PyResult<Py<PyAny>> {
+        self.transpose(py, axis0, axis1)
+    }
+    fn swapdims(&self, py: Python<'_>, dim0: i64, dim1: i64) -> PyResult<Py<PyAny>> {
         self.transpose(py, dim0, dim1)
     }
     fn t(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -1234,11 +1237,13 @@ pub fn extreme(
 ) -> PyResult<Py<PyAny>> {
     match dim {
         Some(d) if !d.is_none() => {
+            // max(a, b) / min(a, b): torch's overload for maximum / minimum.
             if let Some(other) = as_tensor_ref(d) {
-                let _ = other;
-                return Err(PyNotImplementedError::new_err(
-                    "max/min(tensor, tensor) (maximum/minimum) is not supported yet",
-                ));
+                let op = match which {
+                    reduce::Extreme::Max => crate::kernels::kinds::Extremum::Maximum,
+                    reduce::Extreme::Min => crate::kernels::kinds::Extremum::Minimum,
+                };
+                return to_py(py, run(|| crate::ops::extrema::pairwise(t, &other, op))?);
             }
             let d: i64 = d.extract()?;
             let (v, i) = run(|| reduce::extreme_dim(t, which, d, keepdim))?;

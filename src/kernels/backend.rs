@@ -10,7 +10,7 @@
 use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::kinds::{Binary, Compare, Random, Reduce, Unary};
+use crate::kernels::kinds::{Binary, Compare, Extremum, Random, Reduce, Scan, Unary};
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
 use crate::storage::Data;
@@ -37,6 +37,9 @@ pub trait Backend: Send + Sync {
     /// `a op b` with broadcasting, compared in `dtype`; a bool result.
     fn compare(&self, a: &Data, b: &Data, op: Compare, dtype: DType) -> Result<Data>;
 
+    /// The larger / smaller of `a` and `b` with broadcasting, in the real `dtype`.
+    fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data>;
+
     /// `where(cond, a, b)` with broadcasting, in `dtype` (cond is bool or uint8).
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data>;
 
@@ -50,6 +53,10 @@ pub trait Backend: Send + Sync {
     /// `op` over `dims` (the result drops them; keepdim is a view for the caller),
     /// computed in `dtype`.
     fn reduce(&self, x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data>;
+
+    /// The inclusive scan `op` along `dim`, computed in `dtype`: a contiguous result of
+    /// `x`'s shape.
+    fn scan(&self, x: &Data, dim: usize, op: Scan, dtype: DType) -> Result<Data>;
 
     /// `Max`/`Min` over `dims` with the position of the chosen element in each reduced
     /// row (int64); a row of no elements gives (0, 0).
@@ -73,6 +80,17 @@ pub trait Backend: Send + Sync {
 
     /// zeros(`shape`) with `src` added at `index` along `dim`.
     fn scatter_add(&self, shape: &[usize], dim: usize, index: &Data, src: &Data) -> Result<Data>;
+
+    /// A copy of `x` with `src` written at `index` along `dim` (added when `accumulate`;
+    /// else the last write wins). `index` fits in `src` and in `x` apart from `dim`.
+    fn scatter(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<Data>;
 
     /// `x` (row-major over `from.shape`) added at `from`'s offsets into zeros, read back
     /// row-major through `to` (the adjoint of a view; see ops::view::Restride).

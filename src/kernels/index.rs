@@ -50,8 +50,21 @@ pub fn scatter_add<T: Arith>(
 ) -> Result<Vec<T>> {
     let n = crate::shape::checked_numel(bshape)?;
     crate::storage::ensure_allocatable(n, std::mem::size_of::<T>())?;
-    let mut out: Vec<T> = vec![T::zero(); n];
-    // SAFETY: read-only; dropped before returning; `out` is a fresh Vec.
+    scatter_into(vec![T::zero(); n], bshape, dim, index, src, true)
+}
+
+/// `out` (row-major over `bshape`) with src[i] written at out[..., index[i], ...] along
+/// `dim` (added when `accumulate`, else the last write wins). The callers have checked
+/// that index fits in both `src` and `bshape` apart from `dim`.
+pub fn scatter_into<T: Arith>(
+    mut out: Vec<T>,
+    bshape: &[usize],
+    dim: usize,
+    index: &Data,
+    src: &Data,
+    accumulate: bool,
+) -> Result<Vec<T>> {
+    // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = &index.layout().shape;
     let ostrides = contiguous_strides(bshape);
@@ -69,7 +82,11 @@ pub fn scatter_add<T: Arith>(
             };
             off += c * ostrides[d];
         }
-        out[off] = out[off] + vals[voff];
+        out[off] = if accumulate {
+            out[off] + vals[voff]
+        } else {
+            vals[voff]
+        };
     }
     Ok(out)
 }

@@ -60,6 +60,34 @@ pub enum Unary {
     Conj,
     /// The real part of a complex tensor.
     Real,
+    /// Rounding to an integral value, or the part rounding drops (real floats only).
+    Round(Rounding),
+}
+
+/// Rounding functions of real floating-point values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    Floor,
+    Ceil,
+    Trunc,
+    /// To the nearest integer, ties to even (torch's `std::nearbyint`).
+    Nearest,
+    /// To `decimals` decimal places (torch's `round(decimals=)`): ties to even, scaled.
+    Decimals(i64),
+    /// `x - trunc(x)`.
+    Frac,
+}
+
+impl Rounding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Floor => "floor",
+            Rounding::Ceil => "ceil",
+            Rounding::Trunc => "trunc",
+            Rounding::Nearest | Rounding::Decimals(_) => "round",
+            Rounding::Frac => "frac",
+        }
+    }
 }
 
 impl Unary {
@@ -74,6 +102,7 @@ impl Unary {
             Unary::Sgn => "sign",
             Unary::Conj => "conj",
             Unary::Real => "real",
+            Unary::Round(r) => r.name(),
         }
     }
 
@@ -112,6 +141,28 @@ impl Binary {
             Binary::Mul => "mul",
             Binary::Div => "div",
             Binary::Pow => "pow",
+        }
+    }
+}
+
+/// The larger or smaller of two values, elementwise with broadcasting (real dtypes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Extremum {
+    /// NaN wins.
+    Maximum,
+    Minimum,
+    /// NaN loses (the other value is taken; NaN only when both are).
+    Fmax,
+    Fmin,
+}
+
+impl Extremum {
+    pub fn name(self) -> &'static str {
+        match self {
+            Extremum::Maximum => "maximum",
+            Extremum::Minimum => "minimum",
+            Extremum::Fmax => "fmax",
+            Extremum::Fmin => "fmin",
         }
     }
 }
@@ -184,6 +235,14 @@ pub enum Reduce {
     Max,
     /// The smallest element; NaN wins.
     Min,
+    /// The product (for bool: whether every element is set).
+    Prod,
+}
+
+/// Inclusive scans along one dim.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Scan {
+    Sum,
 }
 
 /// The op's name for a vector-kernel function (as torch's errors spell it).

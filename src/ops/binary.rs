@@ -355,6 +355,11 @@ pub fn pow_scalar(a: &Tensor, e: Scalar) -> Result<Tensor> {
     )
 }
 /// s ** a
+/// `x * x` as torch computes it: `pow(x, 2)` (PowBackward0).
+pub fn square(x: &Tensor) -> Result<Tensor> {
+    pow_scalar(x, Scalar::Int(2))
+}
+
 pub fn pow_scalar_rev(s: Scalar, a: &Tensor) -> Result<Tensor> {
     apply1(
         ScalarOp {

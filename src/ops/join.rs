@@ -1,11 +1,12 @@
-//! Joining tensors: `cat`. Its gradient is the slices of the incoming gradient, its
+//! Joining tensors: `cat` and `stack`. Its gradient is the slices of the incoming gradient, its
 //! tangent the join of the tangents, and its batching rule a join one dim further in.
 
 use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::result_type;
 use crate::error::{Error, Result};
-use crate::ops::rules::{batch_size, front_or_expand};
+use crate::ops::rules::{batch_size, composite, front_or_expand};
+use crate::ops::view::{select, unsqueeze};
 use crate::ops::{apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx};
 use crate::shape::{wrap_dim, Dims};
 use crate::tensor::{CreationMeta, Tensor};
@@ -43,6 +44,35 @@ fn cat_shape(inputs: &[Tensor], dim: usize) -> Result<Dims> {
         shape[dim] += t.shape()[dim];
     }
     Ok(shape)
+}
+
+/// A join's tangent: the same join of the inputs' tangents, zeros for missing ones.
+fn join_tangents(ctx: &JvpCtx, join: impl FnOnce(&[Tensor]) -> Result<Tensor>) -> Result<Tangents> {
+    if ctx.tangents.iter().all(Option::is_none) {
+        return Ok(smallvec![None]);
+    }
+    let parts: Vec<Tensor> = ctx
+        .primals
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match ctx.tangent(i) {
+            Some(t) => Ok(t.clone()),
+            None => crate::ops::creation::zeros_like(p),
+        })
+        .collect::<Result<_>>()?;
+    Ok(smallvec![Some(join(&parts)?)])
+}
+
+/// A join's batching rule: batch dims in front (unbatched inputs expanded), then `join`
+/// (one dim further in).
+fn join_batched(ctx: &BatchCtx, join: impl FnOnce(&[Tensor]) -> Result<Tensor>) -> Result<Batched> {
+    let batch = batch_size(ctx);
+    let parts: Vec<Tensor> = ctx
+        .inputs
+        .iter()
+        .map(|(x, b)| front_or_expand(x, *b, batch))
+        .collect::<Result<_>>()?;
+    Ok(smallvec![(join(&parts)?, Some(0))])
 }
 
 pub struct Cat {
@@ -94,29 +124,11 @@ impl Op for Cat {
     }
     /// The join of the tangents, zeros standing for missing ones.
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        if ctx.tangents.iter().all(Option::is_none) {
-            return Ok(smallvec![None]);
-        }
-        let parts: Vec<Tensor> = ctx
-            .primals
-            .iter()
-            .enumerate()
-            .map(|(i, p)| match ctx.tangent(i) {
-                Some(t) => Ok(t.clone()),
-                None => crate::ops::creation::zeros_like(p),
-            })
-            .collect::<Result<_>>()?;
-        Ok(smallvec![Some(cat(&parts, self.dim as i64)?)])
+        join_tangents(ctx, |parts| cat(parts, self.dim as i64))
     }
     /// Batch dims in front (unbatched inputs expanded), joined one dim further in.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        let batch = batch_size(ctx);
-        let parts: Vec<Tensor> = ctx
-            .inputs
-            .iter()
-            .map(|(x, b)| front_or_expand(x, *b, batch))
-            .collect::<Result<_>>()?;
-        Ok(smallvec![(cat(&parts, self.dim as i64 + 1)?, Some(0))])
+        join_batched(ctx, |parts| cat(parts, self.dim as i64 + 1))
     }
 }
 
@@ -134,4 +146,62 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     }
     let dim = wrap_dim(dim, first.dim())?;
     apply1(Cat { dim }, tensors)
+}
+
+/// `stack(tensors, dim)` (StackBackward0): the tensors joined along a new dim.
+pub struct Stack {
+    pub dim: usize,
+}
+
+impl Op for Stack {
+    fn name(&self) -> &'static str {
+        "StackBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let out = composite(inputs, |parts| {
+            let parts: Vec<Tensor> = parts
+                .iter()
+                .map(|t| unsqueeze(t, self.dim as i64))
+                .collect::<Result<_>>()?;
+            cat(&parts, self.dim as i64)
+        })?;
+        Ok(smallvec![out])
+    }
+    /// Each input's slice of the gradient.
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        (0..ctx.inputs.len())
+            .map(|i| {
+                ctx.needs(i)
+                    .then(|| select(&g, self.dim as i64, i as i64))
+                    .transpose()
+            })
+            .collect()
+    }
+    /// The stack of the tangents, zeros standing for missing ones.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        join_tangents(ctx, |parts| stack(parts, self.dim as i64))
+    }
+    /// Batch dims in front (unbatched inputs expanded), stacked one dim further in.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        join_batched(ctx, |parts| stack(parts, self.dim as i64 + 1))
+    }
+}
+
+/// `stack(tensors, dim)`: every tensor of one shape.
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return Err(Error::runtime("stack expects a non-empty TensorList"));
+    };
+    for (i, t) in tensors.iter().enumerate().skip(1) {
+        if t.shape() != first.shape() {
+            return Err(Error::runtime(format!(
+                "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                crate::shape::fmt_dims(&first.shape()),
+                crate::shape::fmt_dims(&t.shape())
+            )));
+        }
+    }
+    let dim = wrap_dim(dim, first.dim() + 1)?;
+    apply1(Stack { dim }, tensors)
 }

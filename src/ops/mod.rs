@@ -27,13 +27,22 @@
 //! and returns each output with its batch dim (vmap).
 
 pub mod binary;
+pub mod classify;
 pub mod creation;
 pub mod device;
+pub mod extrema;
+pub mod index;
 pub mod inplace;
 pub mod join;
 pub mod linalg;
+pub mod prod;
 pub mod reduce;
+pub mod rounding;
 pub mod rules;
+pub mod scan;
+pub mod shape;
+pub mod softmax;
+pub mod stats;
 pub mod unary;
 pub mod view;
 

@@ -16,15 +16,19 @@ use crate::ops::{
 use crate::shape::{reduction_dims, Dims};
 use crate::tensor::Tensor;
 
-/// Dims to reduce: all when `dims` is None or empty (torch treats `dim=[]` as all).
-fn resolve_dims(x: &Tensor, dims: Option<&[i64]>) -> Result<Dims> {
+/// Dims to reduce: all when `dims` is None or empty (torch treats `dim=[]` as all). A
+/// scalar accepts dim 0 / -1 and has no dim to reduce.
+pub(crate) fn resolve_dims(x: &Tensor, dims: Option<&[i64]>) -> Result<Dims> {
     match dims {
-        Some(d) if !d.is_empty() => reduction_dims(d, x.dim()),
+        Some(d) if !d.is_empty() => {
+            let resolved = reduction_dims(d, x.dim())?;
+            Ok(if x.dim() == 0 { Dims::new() } else { resolved })
+        }
         _ => Ok((0..x.dim()).collect()),
     }
 }
 
-fn keepdim_shape(shape: &[usize], dims: &[usize]) -> Dims {
+pub(crate) fn keepdim_shape(shape: &[usize], dims: &[usize]) -> Dims {
     shape
         .iter()
         .enumerate()
@@ -33,7 +37,7 @@ fn keepdim_shape(shape: &[usize], dims: &[usize]) -> Dims {
 }
 
 /// Integer/bool sums accumulate in int64 (torch's default), floats in their own type.
-fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
+pub(crate) fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
     requested.unwrap_or(if x.category() <= Category::Integral {
         DType::I64
     } else {
@@ -106,10 +110,7 @@ impl Op for Sum {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let shape = &ctx.inputs[0].shape;
-        let mut g = ctx.grad(0)?;
-        if !self.keepdim {
-            g = reshape(&g, &keepdim_shape(shape, &self.dims))?;
-        }
+        let g = restore_dims(&ctx.grad(0)?, shape, &self.dims, self.keepdim)?;
         let mut g = expand(&g, shape)?;
         if self.mean {
             let count: usize = self.dims.iter().map(|&d| shape[d]).product();
@@ -175,6 +176,34 @@ pub fn mean(
         },
         std::slice::from_ref(x),
     )
+}
+
+/// A reduction's result (or gradient) with its reduced `dims` back as size-1 dims of
+/// the input's `shape` (unchanged when the reduction kept them), ready to broadcast.
+pub(crate) fn restore_dims(
+    r: &Tensor,
+    shape: &[usize],
+    dims: &[usize],
+    keepdim: bool,
+) -> Result<Tensor> {
+    if keepdim {
+        Ok(r.clone())
+    } else {
+        reshape(r, &keepdim_shape(shape, dims))
+    }
+}
+
+/// sum (or mean) over already-resolved `dims`, where an empty list reduces nothing
+/// (the public `sum` reads `dim=[]` as every dim): for rules of multi-dim reductions.
+pub(crate) fn sum_over(x: &Tensor, dims: &[usize], keepdim: bool, mean: bool) -> Result<Tensor> {
+    let op = Sum {
+        dims: dims.into(),
+        keepdim,
+        dtype: None,
+        full: false,
+        mean,
+    };
+    apply1(op, std::slice::from_ref(x))
 }
 
 /// Sum `g` down to `shape` (the engine's broadcast reduction; also expand's rule).

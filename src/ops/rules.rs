@@ -195,3 +195,22 @@ pub fn batch_broadcast(
     let batched = ctx.inputs.iter().any(|(_, b)| b.is_some());
     Ok(smallvec![(f(&args)?, batched.then_some(0))])
 }
+
+/// Forwards built from other ops run on detached inputs with grad mode off: they record
+/// no graph and carry no tangent (the op's own rules stand for them).
+pub fn composite<R>(inputs: &[Tensor], f: impl FnOnce(&[Tensor]) -> Result<R>) -> Result<R> {
+    let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
+    let plain: SmallVec<[Tensor; 3]> = inputs.iter().map(Tensor::alias_detached).collect();
+    f(&plain)
+}
+
+/// Reduction family batching: the batch dim goes to the front and `rebuild(shift)`
+/// gives the op with its dims shifted by `shift` (1 when batched).
+pub fn batch_reduction<O: crate::ops::Op>(
+    ctx: &BatchCtx,
+    rebuild: impl FnOnce(usize) -> O,
+) -> Result<Batched> {
+    let (x, b) = &ctx.inputs[0];
+    let out = crate::ops::apply(rebuild(usize::from(b.is_some())), &[to_front(x, *b)?])?;
+    Ok(out.into_iter().map(|o| (o, b.map(|_| 0))).collect())
+}

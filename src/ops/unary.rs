@@ -226,12 +226,18 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
     apply1(Abs, std::slice::from_ref(x))
 }
 
-/// sign for real tensors, z/|z| for complex (torch's sgn). Its gradient is zero
-/// almost everywhere; torch's SgnBackward0 for complex is not needed by any rule here.
-pub struct Sgn;
+/// sign for real tensors, z/|z| for complex (torch's sgn; `sign` is the same op on
+/// real tensors under its own node name). Its gradient is zero almost everywhere.
+pub struct Sgn {
+    pub called_sign: bool,
+}
 impl Op for Sgn {
     fn name(&self) -> &'static str {
-        "SgnBackward0"
+        if self.called_sign {
+            "SignBackward0"
+        } else {
+            "SgnBackward0"
+        }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
@@ -241,30 +247,56 @@ impl Op for Sgn {
         smallvec![needs[0].then_some(SaveRef::Input(0))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
         if ctx.inputs[0].dtype.is_complex() {
-            return Err(crate::error::Error::not_implemented(
-                "the derivative of sgn for complex inputs is not implemented",
-            ));
+            return Ok(smallvec![Some(complex_sgn_derivative(ctx.saved(0)?, &g)?)]);
         }
-        Ok(smallvec![Some(crate::ops::creation::zeros_like(
-            &ctx.grad(0)?
-        )?)])
+        Ok(smallvec![Some(crate::ops::creation::zeros_like(&g)?)])
     }
-    /// Zero for real inputs (the transpose of the vjp); complex as the vjp.
+    /// Zero for real inputs (the transpose of the vjp); complex as the vjp (the map is
+    /// self-adjoint).
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        if ctx.primals[0].dtype().is_complex() {
-            return Err(crate::error::Error::not_implemented(
-                "the derivative of sgn for complex inputs is not implemented",
-            ));
+        let x = &ctx.primals[0];
+        if x.dtype().is_complex() {
+            return linear_jvp(ctx, |t| complex_sgn_derivative(x, t));
         }
         linear_jvp(ctx, crate::ops::creation::zeros_like)
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_unary(ctx, sgn)
+        let called_sign = self.called_sign;
+        batch_unary(ctx, |x| {
+            apply1(Sgn { called_sign }, std::slice::from_ref(x))
+        })
     }
 }
+/// The derivative of z / |z| applied to `v` (a gradient or a tangent: the map is
+/// self-adjoint under Re<a, b>): (v - s Re(conj(s) v)) / |z| with s = sgn(z); 0 at z = 0,
+/// where |z| is replaced by 1 first so no branch divides by zero.
+fn complex_sgn_derivative(z: &Tensor, v: &Tensor) -> Result<Tensor> {
+    let s = sgn(z)?;
+    let r = abs(z)?;
+    let at_zero = crate::ops::binary::eq_scalar(&r, Scalar::Int(0))?;
+    let safe_r =
+        crate::ops::binary::where_(&at_zero, &Tensor::scalar(Scalar::Int(1), r.dtype()), &r)?;
+    let along = mul(&s, &real(&mul(&conj(&s)?, v)?)?)?;
+    let d = crate::ops::binary::div(
+        &crate::ops::binary::sub(v, &along, Scalar::Int(1))?,
+        &safe_r,
+    )?;
+    crate::ops::binary::where_(&at_zero, &Tensor::scalar(Scalar::Int(0), d.dtype()), &d)
+}
+
 pub fn sgn(x: &Tensor) -> Result<Tensor> {
-    apply1(Sgn, std::slice::from_ref(x))
+    apply1(Sgn { called_sign: false }, std::slice::from_ref(x))
+}
+/// `sign`: real tensors only (torch points complex users to `sgn`).
+pub fn sign(x: &Tensor) -> Result<Tensor> {
+    if x.dtype().is_complex() {
+        return Err(crate::error::Error::not_implemented(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+        ));
+    }
+    apply1(Sgn { called_sign: true }, std::slice::from_ref(x))
 }
 
 /// Complex conjugate (a copy; identity for real tensors, which return themselves).

@@ -7,7 +7,7 @@
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{as_dtype, map, zip};
-use crate::kernels::kinds::{Binary, Compare};
+use crate::kernels::kinds::{Binary, Compare, Extremum};
 use crate::kernels::traits::{Arith, Real};
 use crate::storage::Data;
 
@@ -90,6 +90,29 @@ pub fn compare(a: &Data, b: &Data, op: Compare, dtype: DType) -> Result<Data> {
         DType::C128 => complex_eq::<num_complex::Complex64>(a, b, op),
         d => crate::with_real!(d, op.name(), T => zip::<T, bool>(a, b, move |x, y| op.eval(x, y))),
     }
+}
+
+pub fn extremum(a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data> {
+    if dtype.is_complex() {
+        return Err(Error::type_error(format!(
+            "{} not implemented for complex tensors.",
+            op.name()
+        )));
+    }
+    crate::with_real!(dtype, op.name(), T => match op {
+        Extremum::Maximum => zip::<T, T>(a, b, |x, y| {
+            if x.is_nan_r() || x > y { x } else { y }
+        }),
+        Extremum::Minimum => zip::<T, T>(a, b, |x, y| {
+            if x.is_nan_r() || x < y { x } else { y }
+        }),
+        Extremum::Fmax => zip::<T, T>(a, b, |x, y| {
+            if y.is_nan_r() || x > y { x } else { y }
+        }),
+        Extremum::Fmin => zip::<T, T>(a, b, |x, y| {
+            if y.is_nan_r() || x < y { x } else { y }
+        }),
+    })
 }
 
 /// Complex numbers only support == and !=.

@@ -5,12 +5,13 @@
 mod arith;
 mod random;
 mod reduce;
+mod scan;
 mod unary;
 
 use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
-use crate::kernels::kinds::{Binary, Compare, Random, Reduce, Unary};
+use crate::kernels::kinds::{Binary, Compare, Extremum, Random, Reduce, Scan, Unary};
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::{cast_data, data_from};
 use crate::layout::Layout;
@@ -38,6 +39,9 @@ impl Backend for Cpu {
     fn compare(&self, a: &Data, b: &Data, op: Compare, dtype: DType) -> Result<Data> {
         arith::compare(a, b, op, dtype)
     }
+    fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data> {
+        arith::extremum(a, b, op, dtype)
+    }
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data> {
         crate::with_dtype!(dtype, T => crate::kernels::elementwise::select::<T>(cond, a, b))
     }
@@ -56,6 +60,9 @@ impl Backend for Cpu {
     }
     fn reduce(&self, x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
         reduce::reduce(x, dims, op, dtype)
+    }
+    fn scan(&self, x: &Data, dim: usize, op: Scan, dtype: DType) -> Result<Data> {
+        scan::scan(x, dim, op, dtype)
     }
     fn reduce_with_index(&self, x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
         reduce::reduce_with_index(x, dims, op)
@@ -79,6 +86,21 @@ impl Backend for Cpu {
     fn scatter_add(&self, shape: &[usize], dim: usize, index: &Data, src: &Data) -> Result<Data> {
         Ok(crate::with_arith!(src.dtype(), "scatter", T =>
             data_from(crate::kernels::index::scatter_add::<T>(shape, dim, index, src)?, shape)))
+    }
+    fn scatter(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<Data> {
+        let shape = x.layout().shape.clone();
+        Ok(crate::with_arith!(x.dtype(), "scatter", T => {
+            let base = crate::kernels::gather_data::<T>(x);
+            let src = cast_data(src, x.dtype());
+            data_from(crate::kernels::index::scatter_into::<T>(base, &shape, dim, index, &src, accumulate)?, &shape)
+        }))
     }
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data> {
         Ok(crate::with_arith!(x.dtype(), "as_strided_scatter", T =>

@@ -14,6 +14,16 @@ pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data
     let out_shape = reduced_shape(&x.layout().shape, dims);
     match op {
         Reduce::Sum => sum(x, dims, dtype),
+        Reduce::Prod if dtype == DType::Bool => {
+            let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().all(|&b| b));
+            Ok(data_from(v, &out_shape))
+        }
+        // In order, left to right, as torch's serial kernel: products are not associative
+        // in floating point, so a fixed order keeps results identical across threads.
+        Reduce::Prod => Ok(crate::with_arith!(dtype, "prod", T => {
+            let v = reduce_rows::<T, T>(x, dims, |r| r.iter().fold(T::one(), |p, &v| p * v));
+            data_from(v, &out_shape)
+        })),
         // NaN wins, and a row of no elements gives zero.
         Reduce::Max | Reduce::Min => Ok(crate::with_real!(dtype, "max_all", T => {
             let v = reduce_rows::<T, T>(x, dims, |r| {

@@ -12,7 +12,7 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::cast_data;
 use crate::kernels::elementwise::{map, map_float};
-use crate::kernels::kinds::{Func, Math, Unary};
+use crate::kernels::kinds::{Func, Math, Rounding, Unary};
 use crate::kernels::traits::{Arith, Float, Real};
 use crate::storage::Data;
 
@@ -61,12 +61,39 @@ pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
             })),
         },
         Unary::Conj => crate::with_float!(dtype, "conj", T => map::<T, T>(x, |v| v.conj_())),
+        Unary::Round(r) => round(x, r, dtype)?,
         Unary::Real => match dtype {
             DType::C64 => map::<Complex32, f32>(x, |v| v.re),
             DType::C128 => map::<Complex64, f64>(x, |v| v.re),
             d => cast_data(x, d),
         },
     })
+}
+
+/// Rounding of real floats. Each value is rounded in float64, which is exact for every
+/// float type (the result is representable in the input's type); `Decimals` scales in
+/// the input's own precision first, as torch does.
+fn round(x: &Data, r: Rounding, dtype: DType) -> Result<Data> {
+    if dtype.is_complex() || !dtype.is_floating_point() {
+        return Err(crate::dtype::unsupported(r.name(), dtype));
+    }
+    Ok(crate::with_float!(dtype, r.name(), T => match r {
+        Rounding::Floor => map::<T, T>(x, |v| T::from_f64(v.to_f64().floor())),
+        Rounding::Ceil => map::<T, T>(x, |v| T::from_f64(v.to_f64().ceil())),
+        Rounding::Trunc => map::<T, T>(x, |v| T::from_f64(v.to_f64().trunc())),
+        Rounding::Nearest => map::<T, T>(x, |v| T::from_f64(v.to_f64().round_ties_even())),
+        Rounding::Frac => map::<T, T>(x, |v| v - T::from_f64(v.to_f64().trunc())),
+        Rounding::Decimals(d) => {
+            // 10^|d| in the input's precision; negative decimals divide first.
+            let scale = T::from_f64(10f64.powi(d.unsigned_abs().min(400) as i32));
+            let nearest = |v: T| T::from_f64(v.to_f64().round_ties_even());
+            if d >= 0 {
+                map::<T, T>(x, |v| nearest(v * scale) / scale)
+            } else {
+                map::<T, T>(x, |v| nearest(v / scale) * scale)
+            }
+        }
+    }))
 }
 
 /// One closure per function, so the match on the kind stays outside the element loop.

@@ -2,11 +2,21 @@
 //! (float64 or complex128; index and condition inputs keep their own dtypes).
 
 use crate::dtype::{DType, Scalar};
+use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
+use crate::ops::extrema::{Amax, Pairwise};
+use crate::ops::index::{IndexSelect, MaskedFill, Scatter};
 use crate::ops::inplace::{Copy, Fill};
+use crate::ops::join::Stack;
 use crate::ops::linalg::{Bmm, Dot, Gather, Mm, Mv, ScatterIntoZeros};
+use crate::ops::prod::Prod;
 use crate::ops::reduce::{Extreme, ExtremeAll, ExtremeDim, Sum};
+use crate::ops::rounding::Round;
+use crate::ops::scan::Cumsum;
+use crate::ops::shape::{Flip, Repeat, Triangle};
+use crate::ops::softmax::{LogSumExp, Softmax};
+use crate::ops::stats::Moments;
 use crate::ops::unary::*;
 use crate::ops::view::{AsStrided, MultiView, Restride, ViewKind, ViewOp};
 use crate::ops::Op;
@@ -132,7 +142,7 @@ pub fn cases() -> Vec<Case> {
         c("neg", true, |_| Box::new(Neg), one),
         c("relu", false, |_| Box::new(Relu), one),
         c("abs", true, |_| Box::new(Abs), one),
-        c("sgn", false, |_| Box::new(Sgn), one),
+        c("sgn", true, |_| Box::new(Sgn { called_sign: false }), one),
         c("conj", true, |_| Box::new(Conj), one),
         c("real", true, |_| Box::new(Real_), one),
         c("clone", true, |_| Box::new(Clone_), one),
@@ -249,6 +259,189 @@ pub fn cases() -> Vec<Case> {
         c("sum_dim", true, |_| sum(&[1], false, false), one),
         c("sum_all", true, |_| sum(&[0, 1], false, false), one),
         c("mean_keepdim", true, |_| sum(&[0], true, true), one),
+        c(
+            "amax_dim",
+            false,
+            |_| {
+                Box::new(Amax {
+                    which: Extreme::Max,
+                    dims: (&[1][..]).into(),
+                    keepdim: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "amin_all_keepdim",
+            false,
+            |_| {
+                Box::new(Amax {
+                    which: Extreme::Min,
+                    dims: (&[0, 1][..]).into(),
+                    keepdim: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "maximum",
+            false,
+            |_| Box::new(Pairwise(Extremum::Maximum)),
+            two,
+        ),
+        c(
+            "minimum",
+            false,
+            |_| Box::new(Pairwise(Extremum::Minimum)),
+            two,
+        ),
+        c("fmax", false, |_| Box::new(Pairwise(Extremum::Fmax)), two),
+        c("fmin", false, |_| Box::new(Pairwise(Extremum::Fmin)), two),
+        c(
+            "prod_dim",
+            true,
+            |_| {
+                Box::new(Prod {
+                    dims: (&[1][..]).into(),
+                    keepdim: false,
+                    dtype: None,
+                    full: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "prod_all",
+            true,
+            |_| {
+                Box::new(Prod {
+                    dims: (&[0, 1][..]).into(),
+                    keepdim: false,
+                    dtype: None,
+                    full: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "logsumexp",
+            false,
+            |_| {
+                Box::new(LogSumExp {
+                    dims: (&[0][..]).into(),
+                    keepdim: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "logsumexp_keepdim",
+            false,
+            |_| {
+                Box::new(LogSumExp {
+                    dims: (&[0, 1][..]).into(),
+                    keepdim: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "softmax",
+            false,
+            |_| Box::new(Softmax { dim: 1, log: false }),
+            one,
+        ),
+        c(
+            "log_softmax",
+            false,
+            |_| Box::new(Softmax { dim: 0, log: true }),
+            one,
+        ),
+        c(
+            "var",
+            true,
+            |_| {
+                Box::new(Moments {
+                    dims: (&[1][..]).into(),
+                    correction: 1.0,
+                    keepdim: false,
+                    std: false,
+                    with_mean: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "std_keepdim",
+            true,
+            |_| {
+                Box::new(Moments {
+                    dims: (&[0][..]).into(),
+                    correction: 0.0,
+                    keepdim: true,
+                    std: true,
+                    with_mean: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "var_mean",
+            true,
+            |_| {
+                Box::new(Moments {
+                    dims: (&[0, 1][..]).into(),
+                    correction: 2.0,
+                    keepdim: false,
+                    std: false,
+                    with_mean: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "std_mean",
+            false,
+            |_| {
+                Box::new(Moments {
+                    dims: (&[1][..]).into(),
+                    correction: 1.0,
+                    keepdim: true,
+                    std: true,
+                    with_mean: true,
+                })
+            },
+            one,
+        ),
+        c(
+            "cumsum",
+            true,
+            |_| {
+                Box::new(Cumsum {
+                    dim: 1,
+                    dtype: None,
+                })
+            },
+            one,
+        ),
+        c(
+            "flip",
+            true,
+            |_| {
+                Box::new(Flip {
+                    dims: (&[0, 1][..]).into(),
+                })
+            },
+            one,
+        ),
+        c("floor", false, |_| Box::new(Round(Rounding::Floor)), one),
+        c(
+            "round_decimals",
+            false,
+            |_| Box::new(Round(Rounding::Decimals(1))),
+            one,
+        ),
+        c("frac", false, |_| Box::new(Round(Rounding::Frac)), one),
         c(
             "max_all",
             false,
@@ -483,6 +676,108 @@ pub fn cases() -> Vec<Case> {
                 })
             },
             |d| vec![randn(&[3, 2], d), index(vec![4, 0, 2, 2, 1, 3], &[3, 2])],
+        ),
+        c(
+            "tril",
+            true,
+            |_| {
+                Box::new(Triangle {
+                    diagonal: 0,
+                    upper: false,
+                })
+            },
+            one,
+        ),
+        c(
+            "triu_offset",
+            true,
+            |_| {
+                Box::new(Triangle {
+                    diagonal: 1,
+                    upper: true,
+                })
+            },
+            |d| vec![randn(&[2, 3, 4], d)],
+        ),
+        c(
+            "repeat",
+            true,
+            |_| {
+                Box::new(Repeat {
+                    sizes: (&[2, 1, 3][..]).into(),
+                })
+            },
+            one,
+        ),
+        c(
+            "index_select",
+            true,
+            |_| Box::new(IndexSelect { dim: 1 }),
+            |d| vec![randn(&[3, 4], d), index(vec![0, 2, 2], &[3])],
+        ),
+        c(
+            "scatter",
+            true,
+            |_| {
+                Box::new(Scatter {
+                    dim: 1,
+                    value: None,
+                    add: false,
+                })
+            },
+            |d| {
+                vec![
+                    randn(&[3, 4], d),
+                    index(vec![3, 0, 1, 2, 0, 3], &[3, 2]),
+                    randn(&[3, 2], d),
+                ]
+            },
+        ),
+        c(
+            "scatter_value",
+            true,
+            |_| {
+                Box::new(Scatter {
+                    dim: 0,
+                    value: Some(Scalar::Float(1.5)),
+                    add: false,
+                })
+            },
+            |d| vec![randn(&[3, 4], d), index(vec![2, 0, 1, 0], &[1, 4])],
+        ),
+        c(
+            "scatter_add",
+            true,
+            |_| {
+                Box::new(Scatter {
+                    dim: 1,
+                    value: None,
+                    add: true,
+                })
+            },
+            |d| {
+                vec![
+                    randn(&[3, 4], d),
+                    index(vec![3, 3, 1, 1, 0, 0], &[3, 2]),
+                    randn(&[3, 2], d),
+                ]
+            },
+        ),
+        c(
+            "masked_fill",
+            true,
+            |_| {
+                Box::new(MaskedFill {
+                    value: Scalar::Float(1.5),
+                })
+            },
+            |d| vec![randn(&[3, 4], d), condition(&[4])],
+        ),
+        c(
+            "stack",
+            true,
+            |_| Box::new(Stack { dim: 1 }),
+            |d| vec![randn(&[3, 4], d), randn(&[3, 4], d)],
         ),
         c(
             "gather",

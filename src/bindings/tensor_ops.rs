@@ -1,0 +1,286 @@
+//! Hand-written `Tensor` methods for ops whose arguments fit no op-table kind:
+//! reductions with their own overloads (amax, argmax, prod, logsumexp, var/std),
+//! softmax, cumsum, flip and round. `ferrograd.op(input, ...)` is the same method
+//! (python/ferrograd/_functional.py).
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::bindings::convert::*;
+use crate::bindings::errors::run;
+use crate::bindings::tensor::{to_py, tuple_of, PyTensor};
+use crate::kernels::kinds::Rounding;
+use crate::ops::reduce::Extreme;
+use crate::ops::{extrema, index, prod, rounding, scan, shape, softmax, stats};
+
+type Obj<'py> = Bound<'py, PyAny>;
+type Out = PyResult<Py<PyAny>>;
+
+/// A dim argument that must be given: one int, or a tuple/list of them.
+fn dims_arg(dim: &Obj<'_>) -> PyResult<Vec<i64>> {
+    Ok(opt_dims(Some(dim))?.unwrap_or_default())
+}
+
+/// var / std's overloads: `(dim=None, *, correction=None, keepdim=False)`,
+/// `(dim, unbiased, keepdim=False)` and `(unbiased)`; returns (dims, correction,
+/// keepdim).
+fn moments_args(
+    dim: Option<&Obj<'_>>,
+    unbiased: Option<bool>,
+    keepdim: bool,
+    correction: Option<&Obj<'_>>,
+) -> PyResult<(Option<Vec<i64>>, f64, bool)> {
+    // `var(True)`: the bool is `unbiased`, not a dim.
+    let (dim, unbiased) = match dim {
+        Some(d) if d.is_instance_of::<pyo3::types::PyBool>() => (None, Some(d.extract::<bool>()?)),
+        d => (d, unbiased),
+    };
+    let correction = match (correction, unbiased) {
+        (Some(c), None) if !c.is_none() => c.extract::<f64>()?,
+        (Some(c), Some(_)) if !c.is_none() => {
+            return Err(PyTypeError::new_err(
+                "var(): cannot specify both unbiased and correction",
+            ))
+        }
+        (_, Some(false)) => 0.0,
+        _ => 1.0,
+    };
+    Ok((opt_dims(dim)?, correction, keepdim))
+}
+
+fn moments(
+    py: Python<'_>,
+    t: &crate::tensor::Tensor,
+    args: (Option<Vec<i64>>, f64, bool),
+    std: bool,
+    with_mean: bool,
+) -> Out {
+    let (dims, correction, keepdim) = args;
+    let mut out = run(|| stats::moments(t, dims.as_deref(), correction, keepdim, std, with_mean))?;
+    if with_mean {
+        return tuple_of(py, out);
+    }
+    to_py(py, out.swap_remove(0))
+}
+
+/// var / std and the two with the mean (torch has `var_mean` / `std_mean` as module
+/// functions only: `_var_mean` / `_std_mean` stand behind them in _functional.py).
+macro_rules! moments_methods {
+    ($($name:ident: std $std:literal, mean $mean:literal;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(#[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
+            fn $name(
+                &self,
+                py: Python<'_>,
+                dim: Option<&Obj<'_>>,
+                unbiased: Option<bool>,
+                keepdim: bool,
+                correction: Option<&Obj<'_>>,
+            ) -> Out {
+                let args = moments_args(dim, unbiased, keepdim, correction)?;
+                moments(py, &self.t, args, $std, $mean)
+            })*
+        }
+    };
+}
+
+moments_methods! {
+    var: std false, mean false;
+    std: std true, mean false;
+    _var_mean: std false, mean true;
+    _std_mean: std true, mean true;
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amax(&self, py: Python<'_>, dim: Option<&Obj<'_>>, keepdim: bool) -> Out {
+        let dims = opt_dims(dim)?;
+        to_py(
+            py,
+            run(|| extrema::amax(&self.t, Extreme::Max, dims.as_deref(), keepdim))?,
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amin(&self, py: Python<'_>, dim: Option<&Obj<'_>>, keepdim: bool) -> Out {
+        let dims = opt_dims(dim)?;
+        to_py(
+            py,
+            run(|| extrema::amax(&self.t, Extreme::Min, dims.as_deref(), keepdim))?,
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> Out {
+        to_py(
+            py,
+            run(|| extrema::arg_extreme(&self.t, Extreme::Max, dim, keepdim))?,
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> Out {
+        to_py(
+            py,
+            run(|| extrema::arg_extreme(&self.t, Extreme::Min, dim, keepdim))?,
+        )
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn prod(
+        &self,
+        py: Python<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        dtype: Option<&Obj<'_>>,
+    ) -> Out {
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| prod::prod(&self.t, dim, keepdim, dtype))?)
+    }
+    #[pyo3(signature = (dim, keepdim=false))]
+    fn logsumexp(&self, py: Python<'_>, dim: &Obj<'_>, keepdim: bool) -> Out {
+        let dims = dims_arg(dim)?;
+        to_py(py, run(|| softmax::logsumexp(&self.t, &dims, keepdim))?)
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Obj<'_>>) -> Out {
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| softmax::softmax(&self.t, dim, false, dtype))?)
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn log_softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Obj<'_>>) -> Out {
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| softmax::softmax(&self.t, dim, true, dtype))?)
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumsum(&self, py: Python<'_>, dim: i64, dtype: Option<&Obj<'_>>) -> Out {
+        let dtype = opt_dtype(dtype)?;
+        to_py(py, run(|| scan::cumsum(&self.t, dim, dtype))?)
+    }
+    /// `flip(dims)`, `flip(0, 1)` or `flip([0, 1])`.
+    #[pyo3(signature = (*dims))]
+    fn flip(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> Out {
+        let dims = int_list(dims)?;
+        to_py(py, run(|| shape::flip(&self.t, &dims))?)
+    }
+    fn fliplr(&self, py: Python<'_>) -> Out {
+        if self.t.dim() < 2 {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "Input must be >= 2-d.",
+            ));
+        }
+        to_py(py, run(|| shape::flip(&self.t, &[1]))?)
+    }
+    fn flipud(&self, py: Python<'_>) -> Out {
+        if self.t.dim() < 1 {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "Input must be >= 1-d.",
+            ));
+        }
+        to_py(py, run(|| shape::flip(&self.t, &[0]))?)
+    }
+    fn movedim(&self, py: Python<'_>, source: &Obj<'_>, destination: &Obj<'_>) -> Out {
+        let (src, dst) = (dims_arg(source)?, dims_arg(destination)?);
+        to_py(py, run(|| shape::movedim(&self.t, &src, &dst))?)
+    }
+    fn moveaxis(&self, py: Python<'_>, source: &Obj<'_>, destination: &Obj<'_>) -> Out {
+        self.movedim(py, source, destination)
+    }
+    /// `round()` (ties to even) or `round(decimals=d)`.
+    #[pyo3(signature = (*, decimals=None))]
+    fn round(&self, py: Python<'_>, decimals: Option<i64>) -> Out {
+        let r = decimals.map_or(Rounding::Nearest, Rounding::Decimals);
+        to_py(py, run(|| rounding::round(&self.t, r))?)
+    }
+    fn gather(&self, py: Python<'_>, dim: i64, index: &Obj<'_>) -> Out {
+        let index = extract_tensor(index, "gather(): argument 'index' (position 2)")?;
+        to_py(py, run(|| index::gather(&self.t, dim, &index))?)
+    }
+    /// `scatter(dim, index, src)` or `scatter(dim, index, value)`.
+    #[pyo3(signature = (dim, index, src=None, *, value=None))]
+    fn scatter(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: &Obj<'_>,
+        src: Option<&Obj<'_>>,
+        value: Option<&Obj<'_>>,
+    ) -> Out {
+        let index = extract_tensor(index, "scatter(): argument 'index' (position 2)")?;
+        let (src, value) = scatter_operand(src.or(value), "scatter")?;
+        to_py(
+            py,
+            run(|| index::scatter(&self.t, dim, &index, src.as_ref(), value, false))?,
+        )
+    }
+    fn scatter_add(&self, py: Python<'_>, dim: i64, index: &Obj<'_>, src: &Obj<'_>) -> Out {
+        let index = extract_tensor(index, "scatter_add(): argument 'index' (position 2)")?;
+        let src = extract_tensor(src, "scatter_add(): argument 'src' (position 3)")?;
+        to_py(
+            py,
+            run(|| index::scatter(&self.t, dim, &index, Some(&src), None, true))?,
+        )
+    }
+    fn index_select(&self, py: Python<'_>, dim: i64, index: &Obj<'_>) -> Out {
+        let index = extract_tensor(index, "index_select(): argument 'index' (position 2)")?;
+        to_py(py, run(|| index::index_select(&self.t, dim, &index))?)
+    }
+    fn masked_fill(&self, py: Python<'_>, mask: &Obj<'_>, value: &Obj<'_>) -> Out {
+        let mask = extract_tensor(mask, "masked_fill(): argument 'mask' (position 1)")?;
+        if let Some(v) = as_tensor_ref(value) {
+            return to_py(py, run(|| index::masked_fill_tensor(&self.t, &mask, &v))?);
+        }
+        let Some(value) = as_scalar(value) else {
+            return Err(PyTypeError::new_err(format!(
+                "masked_fill(): argument 'value' (position 2) must be Number, not {}",
+                value.get_type().name()?
+            )));
+        };
+        to_py(py, run(|| index::masked_fill(&self.t, &mask, value))?)
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn tril(&self, py: Python<'_>, diagonal: i64) -> Out {
+        to_py(py, run(|| shape::triangle(&self.t, diagonal, false))?)
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn triu(&self, py: Python<'_>, diagonal: i64) -> Out {
+        to_py(py, run(|| shape::triangle(&self.t, diagonal, true))?)
+    }
+    /// `repeat(2, 3)` or `repeat((2, 3))`.
+    #[pyo3(signature = (*repeats))]
+    fn repeat(&self, py: Python<'_>, repeats: &Bound<'_, PyTuple>) -> Out {
+        if repeats.is_empty() {
+            return Err(PyTypeError::new_err(
+                "repeat() missing 1 required positional arguments: \"repeats\"",
+            ));
+        }
+        let sizes = int_list(repeats)?;
+        to_py(py, run(|| shape::repeat(&self.t, &sizes))?)
+    }
+    #[pyo3(signature = (*dims))]
+    fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> Out {
+        let dims = int_list(dims)?;
+        to_py(py, run(|| shape::tile(&self.t, &dims))?)
+    }
+}
+
+/// scatter's `src`: a tensor, or a number (the `value` overload).
+fn scatter_operand(
+    src: Option<&Obj<'_>>,
+    op: &str,
+) -> PyResult<(Option<crate::tensor::Tensor>, Option<crate::dtype::Scalar>)> {
+    let Some(src) = src else {
+        return Err(PyTypeError::new_err(format!(
+            "{op}() missing 1 required positional arguments: \"src\""
+        )));
+    };
+    if let Some(t) = as_tensor_ref(src) {
+        return Ok((Some(t), None));
+    }
+    match as_scalar(src) {
+        Some(v) => Ok((None, Some(v))),
+        None => Err(PyTypeError::new_err(format!(
+            "{op}(): argument 'src' (position 3) must be Tensor, not {}",
+            src.get_type().name()?
+        ))),
+    }
+}
