@@ -1382,6 +1382,81 @@ def _issue11(*entries) -> list[OpInfo]:
     return [replace(op, needs=(op.name,)) for op in entries]
 
 
+def _bitwise_samples(shifts=False):
+    """Integer and bool operands (whatever dtype is asked: these ops take no floats):
+    int64 with negatives, broadcasting, uint8, int32 with int64, bool, a Python int,
+    non-contiguous and zero-size. Shift amounts stay in [0, 70) (past the width too)."""
+
+    def sample_inputs(_dtype):
+        rng = np.random.default_rng(11)
+
+        def ints(*shape, low=-50, high=50, dt=np.int64):
+            return rng.integers(low, high, size=shape).astype(dt)
+
+        rhs = (lambda *s, dt=np.int64: ints(*s, low=0, high=70, dt=dt)) if shifts else ints
+        samples = [
+            SampleInput((ints(3, 4), rhs(3, 4)), desc="int64"),
+            SampleInput((ints(3, 1), rhs(4)), desc="broadcast"),
+            SampleInput(
+                (ints(3, 4, low=0, high=255, dt=np.uint8), rhs(4, dt=np.uint8)), desc="uint8"
+            ),
+            SampleInput((ints(3, 4, dt=np.int32), rhs(3, 4)), desc="int32 with int64"),
+            SampleInput((transposed(ints(3, 4)), stepped(rhs(3, 4))), desc="non-contiguous"),
+            SampleInput((ints(0, 3), rhs(3)), desc="zero-size"),
+            SampleInput((ints(3, 4), 3), desc="python int"),
+        ]
+        if not shifts:
+            samples.append(SampleInput((ints(3, 4) > 0, ints(4) > 0), desc="bool"))
+        return samples
+
+    return sample_inputs
+
+
+def _logical_samples(_dtype):
+    rng = np.random.default_rng(12)
+    a = np.where(rng.random((3, 4)) < 0.3, 0.0, rng.standard_normal((3, 4)))
+    b = np.where(rng.random(4) < 0.3, 0, rng.integers(-3, 3, size=4))
+    return [
+        SampleInput((a, b), desc="float with int, zeros"),
+        SampleInput((a > 0, a < 0.5), desc="bool"),
+        SampleInput((transposed(a), stepped(a)), desc="non-contiguous"),
+        SampleInput((np.zeros((0, 2)), np.ones(2)), desc="zero-size"),
+    ]
+
+
+def _not_samples(_dtype):
+    rng = np.random.default_rng(13)
+    ints = rng.integers(-50, 50, size=(3, 4))
+    return [
+        SampleInput((ints,), desc="int64"),
+        SampleInput((ints.astype(np.uint8),), desc="uint8"),
+        SampleInput((ints > 0,), desc="bool"),
+        SampleInput((transposed(ints.T.copy()),), desc="transposed"),
+        SampleInput((stepped(ints),), desc="stepped"),
+        SampleInput((np.zeros((0, 3), np.int64),), desc="zero-size"),
+    ]
+
+
+def _np_shift(fn):
+    """numpy's shift of int arrays, with torch's result past the width (0, or the sign)."""
+
+    def ref(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        dt = np.result_type(a, b) if b.ndim else a.dtype
+        a = a.astype(dt)
+        bits = 8 * np.dtype(dt).itemsize
+        wide = np.asarray(b) >= bits
+        out = fn(a, np.where(wide, 0, b).astype(dt))
+        fill = 0 if fn is np.left_shift else np.where(a < 0, -1, 0).astype(dt)
+        return np.where(wide, fill, out).astype(dt)
+
+    return ref
+
+
+def _no_grad_op(name, ref, samples) -> OpInfo:
+    return late_op(name, ref, samples, supports_grad=False, supports_gradgrad=False)
+
+
 def _outer_samples(dtype):
     make = Maker(dtype, "outer")
     return [
@@ -1676,6 +1751,16 @@ ISSUE11_DB: list[OpInfo] = _issue11(
         "MaskedFillBackward0",
     ),
     late_op("outer", np.outer, _outer_samples, "MulBackward0"),
+    _no_grad_op("bitwise_and", np.bitwise_and, _bitwise_samples()),
+    _no_grad_op("bitwise_or", np.bitwise_or, _bitwise_samples()),
+    _no_grad_op("bitwise_xor", np.bitwise_xor, _bitwise_samples()),
+    _no_grad_op("bitwise_not", np.invert, _not_samples),
+    _no_grad_op("bitwise_left_shift", _np_shift(np.left_shift), _bitwise_samples(shifts=True)),
+    _no_grad_op("bitwise_right_shift", _np_shift(np.right_shift), _bitwise_samples(shifts=True)),
+    _no_grad_op("logical_and", np.logical_and, _logical_samples),
+    _no_grad_op("logical_or", np.logical_or, _logical_samples),
+    _no_grad_op("logical_xor", np.logical_xor, _logical_samples),
+    _no_grad_op("logical_not", np.logical_not, _not_samples),
     late_op("broadcast_to", np.broadcast_to, _broadcast_to_samples, "ExpandBackward0"),
     late_op(
         "broadcast_tensors",
@@ -1714,6 +1799,9 @@ ISSUE11_OPS = (
     *("movedim", "moveaxis", "swapaxes", "repeat", "tile", "tril", "triu"),
     *("gather", "scatter", "scatter_add", "index_select", "masked_fill"),
     *("outer", "broadcast_to", "broadcast_tensors", "isclose"),
+    *("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"),
+    *("bitwise_left_shift", "bitwise_right_shift"),
+    *("logical_and", "logical_or", "logical_xor", "logical_not"),
 )
 
 #: Every entry, whether or not the library under test has its op.
@@ -1734,7 +1822,8 @@ def to_tensor(value, requires_grad=False):
         if value.how == "T":
             t = torch.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2))).mT
         elif value.how == "step":
-            big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype) + 1e3  # junk in between
+            junk = 1e3 if a.dtype.kind in "fc" else 7  # in between, in a's own dtype
+            big = np.full(a.shape[:-1] + (2 * a.shape[-1],), junk, a.dtype)
             big[..., ::2] = a
             t = torch.tensor(big)[..., ::2]
         else:

@@ -46,7 +46,12 @@ def _example(arg, k: int):
     a = as_array(arg)
     if not isinstance(a, np.ndarray):
         return arg
-    a = (a if k != 1 else ~a) if a.dtype == bool else np.asarray(a * SCALES[k])
+    if a.dtype == bool:
+        a = a if k != 1 else ~a
+    elif a.dtype.kind in "iu":  # integers stay integers (indices are kwargs, untouched)
+        a = np.asarray(a * (k + 1), a.dtype)
+    else:
+        a = np.asarray(a * SCALES[k])
     return NonContig(a, arg.how) if isinstance(arg, NonContig) else a
 
 

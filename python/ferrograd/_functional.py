@@ -9,6 +9,14 @@ from ._C import Tensor as _T
 _TABLE = [n for name, _kind, _arg, _inplace, aliases in _C._op_table() for n in (name, *aliases)]
 globals().update({n: getattr(_C, n) for n in _TABLE})
 
+# Bitwise and logical ops: the Tensor methods (src/bindings/tensor_ops.rs).
+_BITWISE = (
+    *("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"),
+    *("bitwise_left_shift", "bitwise_right_shift"),
+    *("logical_and", "logical_or", "logical_xor", "logical_not"),
+)
+globals().update({n: getattr(_T, n) for n in _BITWISE})
+
 __all__ = [
     "max",
     "min",
@@ -72,6 +80,7 @@ __all__ = [
     "dstack",
     "column_stack",
     "outer",
+    *_BITWISE,
     "broadcast_to",
     "broadcast_tensors",
     "isclose",

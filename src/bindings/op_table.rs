@@ -65,6 +65,8 @@ macro_rules! op_table {
         $m!($($x)* unary trunc [fix] : rounding::trunc);
         $m!($($x)* unary frac [] : rounding::frac);
         $m!($($x)* unary square [] : bin::square);
+        $m!($($x)* unary deg2rad [] : unary::deg2rad);
+        $m!($($x)* unary rad2deg [] : unary::rad2deg);
         $m!($($x)* unary isnan [] : classify::isnan);
         $m!($($x)* unary isinf [] : classify::isinf);
         $m!($($x)* unary isfinite [] : classify::isfinite);

@@ -10,9 +10,11 @@ use pyo3::types::PyTuple;
 use crate::bindings::convert::*;
 use crate::bindings::errors::run;
 use crate::bindings::tensor::{to_py, tuple_of, PyTensor};
+use crate::kernels::kinds::Bitwise;
 use crate::kernels::kinds::Rounding;
 use crate::ops::reduce::Extreme;
-use crate::ops::{extrema, index, prod, rounding, scan, shape, softmax, stats};
+use crate::ops::{bitwise, extrema, index, prod, rounding, scan, shape, softmax, stats};
+use crate::tensor::Tensor;
 
 type Obj<'py> = Bound<'py, PyAny>;
 type Out = PyResult<Py<PyAny>>;
@@ -51,7 +53,7 @@ fn moments_args(
 
 fn moments(
     py: Python<'_>,
-    t: &crate::tensor::Tensor,
+    t: &Tensor,
     args: (Option<Vec<i64>>, f64, bool),
     std: bool,
     with_mean: bool,
@@ -267,7 +269,7 @@ impl PyTensor {
 fn scatter_operand(
     src: Option<&Obj<'_>>,
     op: &str,
-) -> PyResult<(Option<crate::tensor::Tensor>, Option<crate::dtype::Scalar>)> {
+) -> PyResult<(Option<Tensor>, Option<crate::dtype::Scalar>)> {
     let Some(src) = src else {
         return Err(PyTypeError::new_err(format!(
             "{op}() missing 1 required positional arguments: \"src\""
@@ -282,5 +284,93 @@ fn scatter_operand(
             "{op}(): argument 'src' (position 3) must be Tensor, not {}",
             src.get_type().name()?
         ))),
+    }
+}
+
+/// `a op other` for a tensor or Python number `other` (NotImplemented for anything
+/// else, so Python tries the reflected operator); `reflected` computes `other op a`.
+fn bitwise_op(py: Python<'_>, a: &Tensor, other: &Obj<'_>, op: Bitwise, reflected: bool) -> Out {
+    let b = match as_operand(other) {
+        Some(Operand::T(b)) => b,
+        Some(Operand::S(s)) => crate::ops::binary::wrapped_scalar(a, s),
+        None => return Ok(py.NotImplemented()),
+    };
+    let (x, y) = if reflected { (&b, a) } else { (a, &b) };
+    to_py(py, run(|| bitwise::bitwise(x, y, op))?)
+}
+
+/// The tensor operand of a named bitwise / logical method (torch's error otherwise).
+fn other_tensor(a: &Tensor, other: &Obj<'_>, op: &str) -> PyResult<Tensor> {
+    match as_operand(other) {
+        Some(Operand::T(b)) => Ok(b),
+        Some(Operand::S(s)) => Ok(crate::ops::binary::wrapped_scalar(a, s)),
+        None => Err(PyTypeError::new_err(format!(
+            "{op}(): argument 'other' (position 1) must be Tensor, not {}",
+            other.get_type().name()?
+        ))),
+    }
+}
+
+/// The bitwise and logical ops: each named method, its operator (and the reflected one).
+macro_rules! bitwise_methods {
+    ($($name:ident $dunder:ident $rdunder:ident: $op:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(fn $name(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+                let b = other_tensor(&self.t, other, stringify!($name))?;
+                to_py(py, run(|| bitwise::bitwise(&self.t, &b, $op))?)
+            }
+            fn $dunder(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+                bitwise_op(py, &self.t, other, $op, false)
+            }
+            fn $rdunder(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+                bitwise_op(py, &self.t, other, $op, true)
+            })*
+        }
+    };
+}
+
+bitwise_methods! {
+    bitwise_and __and__ __rand__: Bitwise::And;
+    bitwise_or __or__ __ror__: Bitwise::Or;
+    bitwise_xor __xor__ __rxor__: Bitwise::Xor;
+    bitwise_left_shift __lshift__ __rlshift__: Bitwise::LeftShift;
+    bitwise_right_shift __rshift__ __rrshift__: Bitwise::RightShift;
+}
+
+macro_rules! logical_methods {
+    ($($name:ident: $op:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(fn $name(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+                let b = other_tensor(&self.t, other, stringify!($name))?;
+                to_py(py, run(|| bitwise::logical(&self.t, &b, $op))?)
+            })*
+        }
+    };
+}
+
+logical_methods! {
+    logical_and: Bitwise::And;
+    logical_or: Bitwise::Or;
+    logical_xor: Bitwise::Xor;
+}
+
+#[pymethods]
+impl PyTensor {
+    fn bitwise_not(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| bitwise::bitwise_not(&self.t))?)
+    }
+    fn __invert__(&self, py: Python<'_>) -> Out {
+        let d = self.t.dtype();
+        if d.is_floating_point() || d.is_complex() {
+            return Err(PyTypeError::new_err(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+            ));
+        }
+        self.bitwise_not(py)
+    }
+    fn logical_not(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| bitwise::logical_not(&self.t))?)
     }
 }

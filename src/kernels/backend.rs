@@ -10,7 +10,7 @@
 use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::kinds::{Binary, Compare, Extremum, Random, Reduce, Scan, Unary};
+use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, Unary};
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
 use crate::storage::Data;
@@ -39,6 +39,9 @@ pub trait Backend: Send + Sync {
 
     /// The larger / smaller of `a` and `b` with broadcasting, in the real `dtype`.
     fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data>;
+
+    /// `a op b` bitwise with broadcasting, in the integral or bool `dtype`.
+    fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data>;
 
     /// `where(cond, a, b)` with broadcasting, in `dtype` (cond is bool or uint8).
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data>;

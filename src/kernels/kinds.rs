@@ -23,6 +23,9 @@ pub enum Func {
     Exp2,
     Log2,
     Log10,
+    /// Degrees to radians (x * pi / 180) and back.
+    Deg2Rad,
+    Rad2Deg,
 }
 
 impl Func {
@@ -39,6 +42,8 @@ impl Func {
             Func::Exp2 => "exp2",
             Func::Log2 => "log2",
             Func::Log10 => "log10",
+            Func::Deg2Rad => "deg2rad",
+            Func::Rad2Deg => "rad2deg",
         }
     }
 }
@@ -163,6 +168,41 @@ impl Extremum {
             Extremum::Minimum => "minimum",
             Extremum::Fmax => "fmax",
             Extremum::Fmin => "fmin",
+        }
+    }
+}
+
+/// Bitwise ops of integer and bool tensors, with broadcasting.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Bitwise {
+    And,
+    Or,
+    Xor,
+    /// `a << b`: 0 once `b` reaches the type's width (or is negative).
+    LeftShift,
+    /// `a >> b`, arithmetic: the sign fills once `b` reaches the type's width.
+    RightShift,
+}
+
+impl Bitwise {
+    /// torch's kernel name, in "not implemented for 'Float'" errors.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Bitwise::And => "bitwise_and_cpu",
+            Bitwise::Or => "bitwise_or_cpu",
+            Bitwise::Xor => "bitwise_xor_cpu",
+            Bitwise::LeftShift => "lshift_cpu",
+            Bitwise::RightShift => "rshift_cpu",
+        }
+    }
+    /// torch's op name (`aten::bitwise_and`).
+    pub fn aten_name(self) -> &'static str {
+        match self {
+            Bitwise::And => "aten::bitwise_and",
+            Bitwise::Or => "aten::bitwise_or",
+            Bitwise::Xor => "aten::bitwise_xor",
+            Bitwise::LeftShift => "aten::bitwise_left_shift",
+            Bitwise::RightShift => "aten::bitwise_right_shift",
         }
     }
 }

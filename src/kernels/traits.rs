@@ -77,7 +77,7 @@ pub trait Float: Arith {
 /// `kinds::Func` by the type's own methods (real and complex types share all but the
 /// base-2 and base-10 ones).
 macro_rules! func_match {
-    ($v:ident, $f:ident, $exp2:expr, $log2:expr, $log10:expr) => {
+    ($v:ident, $f:ident, $exp2:expr, $log2:expr, $log10:expr, $rad:expr, $deg:expr) => {
         match $f {
             Func::Asin => $v.asin(),
             Func::Acos => $v.acos(),
@@ -90,6 +90,8 @@ macro_rules! func_match {
             Func::Exp2 => $exp2,
             Func::Log2 => $log2,
             Func::Log10 => $log10,
+            Func::Deg2Rad => $rad,
+            Func::Rad2Deg => $deg,
         }
     };
 }
@@ -105,7 +107,15 @@ macro_rules! float_native {
             fn tan_(self) -> Self { self.tan() }
             #[inline(always)]
             fn func_(self, f: Func) -> Self {
-                func_match!(self, f, self.exp2(), self.log2(), self.log10())
+                func_match!(
+                    self,
+                    f,
+                    self.exp2(),
+                    self.log2(),
+                    self.log10(),
+                    self.to_radians(),
+                    self.to_degrees()
+                )
             }
             fn sqrt_(self) -> Self { self.sqrt() }
             fn powf_(self, e: Self) -> Self { self.powf(e) }
@@ -154,7 +164,9 @@ macro_rules! float_complex {
                     f,
                     self.scale(std::f64::consts::LN_2 as _).exp(),
                     self.ln().unscale(std::f64::consts::LN_2 as _),
-                    self.ln().unscale(std::f64::consts::LN_10 as _)
+                    self.ln().unscale(std::f64::consts::LN_10 as _),
+                    self.scale((std::f64::consts::PI / 180.0) as _),
+                    self.scale((180.0 / std::f64::consts::PI) as _)
                 )
             }
             fn sqrt_(self) -> Self { self.sqrt() }

@@ -27,6 +27,7 @@
 //! and returns each output with its batch dim (vmap).
 
 pub mod binary;
+pub mod bitwise;
 pub mod classify;
 pub mod creation;
 pub mod device;

@@ -124,6 +124,32 @@ float_unary_op!(Log10, log10, "Log10Backward0", func Log10, save: SaveRef::Input
     d: |x| Partial::Div(mul_scalar(x, Scalar::Float(std::f64::consts::LN_10))?));
 
 float_unary_op!(
+/// deg2rad for real tensors (see `deg2rad`); the derivative is the constant.
+Deg2Rad, deg2rad_real, "Deg2RadBackward0", func Deg2Rad, save: SaveRef::Input(0),
+    d: |x| Partial::Mul(Tensor::scalar(Scalar::Float(std::f64::consts::PI / 180.0), x.dtype())));
+float_unary_op!(
+/// rad2deg for real tensors (see `rad2deg`).
+Rad2Deg, rad2deg_real, "Rad2DegBackward0", func Rad2Deg, save: SaveRef::Input(0),
+    d: |x| Partial::Mul(Tensor::scalar(Scalar::Float(180.0 / std::f64::consts::PI), x.dtype())));
+
+/// `deg2rad` / `rad2deg`: real tensors only (integers and bool compute in the default
+/// float dtype), as torch.
+fn angle_unit(x: &Tensor, name: &str, f: fn(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    if x.dtype().is_complex() {
+        return Err(crate::error::Error::not_implemented(format!(
+            "{name} is not supported for complex tensors."
+        )));
+    }
+    f(x)
+}
+pub fn deg2rad(x: &Tensor) -> Result<Tensor> {
+    angle_unit(x, "deg2rad", deg2rad_real)
+}
+pub fn rad2deg(x: &Tensor) -> Result<Tensor> {
+    angle_unit(x, "rad2deg", rad2deg_real)
+}
+
+float_unary_op!(
 /// 1/x; also how torch computes `scalar / tensor` (reciprocal, then multiply).
 Reciprocal, reciprocal, "ReciprocalBackward0", Reciprocal, save: SaveRef::Output(0),
     d: |r| Partial::Mul(neg(&mul(r, r)?)?));

@@ -7,7 +7,7 @@
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{as_dtype, map, zip};
-use crate::kernels::kinds::{Binary, Compare, Extremum};
+use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum};
 use crate::kernels::traits::{Arith, Real};
 use crate::storage::Data;
 
@@ -113,6 +113,44 @@ pub fn extremum(a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data> 
             if y.is_nan_r() || x < y { x } else { y }
         }),
     })
+}
+
+pub fn bitwise(a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data> {
+    macro_rules! int_ops {
+        ($t:ty) => {
+            match op {
+                Bitwise::And => zip::<$t, $t>(a, b, |x, y| x & y),
+                Bitwise::Or => zip::<$t, $t>(a, b, |x, y| x | y),
+                Bitwise::Xor => zip::<$t, $t>(a, b, |x, y| x ^ y),
+                Bitwise::LeftShift => zip::<$t, $t>(a, b, |x, y| {
+                    u32::try_from(y)
+                        .ok()
+                        .and_then(|s| x.checked_shl(s))
+                        .unwrap_or(0)
+                }),
+                // Past the width: the sign bit everywhere (0 for unsigned and positive).
+                Bitwise::RightShift => zip::<$t, $t>(a, b, |x, y| {
+                    let fill = (x >> (<$t>::BITS - 1)) >> 1;
+                    u32::try_from(y)
+                        .ok()
+                        .and_then(|s| x.checked_shr(s))
+                        .unwrap_or(fill)
+                }),
+            }
+        };
+    }
+    match dtype {
+        DType::Bool => match op {
+            Bitwise::And => zip::<bool, bool>(a, b, |x, y| x & y),
+            Bitwise::Or => zip::<bool, bool>(a, b, |x, y| x | y),
+            Bitwise::Xor => zip::<bool, bool>(a, b, |x, y| x ^ y),
+            _ => Err(crate::dtype::unsupported(op.kernel_name(), dtype)),
+        },
+        DType::U8 => int_ops!(u8),
+        DType::I32 => int_ops!(i32),
+        DType::I64 => int_ops!(i64),
+        d => Err(crate::dtype::unsupported(op.kernel_name(), d)),
+    }
 }
 
 /// Complex numbers only support == and !=.

@@ -11,7 +11,7 @@ mod unary;
 use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
-use crate::kernels::kinds::{Binary, Compare, Extremum, Random, Reduce, Scan, Unary};
+use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, Unary};
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::{cast_data, data_from};
 use crate::layout::Layout;
@@ -41,6 +41,9 @@ impl Backend for Cpu {
     }
     fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data> {
         arith::extremum(a, b, op, dtype)
+    }
+    fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data> {
+        arith::bitwise(a, b, op, dtype)
     }
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data> {
         crate::with_dtype!(dtype, T => crate::kernels::elementwise::select::<T>(cond, a, b))

@@ -103,7 +103,7 @@ fn func<T: Float>(x: &Data, f: Func) -> Data {
             match f { $(Func::$k => map::<T, T>(x, |v| v.func_(Func::$k)),)* }
         };
     }
-    each!(Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Exp2, Log2, Log10)
+    each!(Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Exp2, Log2, Log10, Deg2Rad, Rad2Deg)
 }
 
 /// A vector-kernel function: f32 and f64 run kernels::vmath; the other float and complex

@@ -139,6 +139,8 @@ pub fn cases() -> Vec<Case> {
         c("exp2", true, |_| Box::new(Exp2), one),
         c("log2", true, |_| Box::new(Log2), one_positive),
         c("log10", true, |_| Box::new(Log10), one_positive),
+        c("deg2rad", false, |_| Box::new(Deg2Rad), one),
+        c("rad2deg", false, |_| Box::new(Rad2Deg), one),
         c("neg", true, |_| Box::new(Neg), one),
         c("relu", false, |_| Box::new(Relu), one),
         c("abs", true, |_| Box::new(Abs), one),
