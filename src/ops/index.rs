@@ -82,6 +82,12 @@ pub fn gather(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let dim = wrap_dim(dim, x.dim())?;
     let index = index_i64(index, "gather", "int32/int64")?;
     check_index_shape(x, dim, &index, None)?;
+    if x.dim() == 0 {
+        // A scalar is a one-element line; the result has the index's shape.
+        let flat_index = reshape(&index, &[index.numel()])?;
+        let line = gather_unchecked(&reshape(x, &[1])?, 0, &flat_index)?;
+        return reshape(&line, &index.shape());
+    }
     gather_unchecked(x, dim, &index)
 }
 
@@ -219,6 +225,20 @@ pub fn scatter(
     let dim = wrap_dim(dim, x.dim())?;
     let index = index_i64(index, name, "int32/int64")?;
     check_index_shape(x, dim, &index, src)?;
+    if x.dim() == 0 {
+        // A scalar is a one-element line, written through a 1-d index and source.
+        let flat = |t: &Tensor| reshape(t, &[t.numel()]);
+        let src = src.map(flat).transpose()?;
+        let line = scatter(
+            &reshape(x, &[1])?,
+            0,
+            &flat(&index)?,
+            src.as_ref(),
+            value,
+            add,
+        )?;
+        return reshape(&line, &[]);
+    }
     let op = Scatter { dim, value, add };
     match src {
         Some(s) => {

@@ -317,24 +317,22 @@ pub fn repeat(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         sizes: smallvec![0; sizes.len()],
     }
     .padded_shape(&x.shape());
-    let mut counts = Dims::new();
-    for (&r, &n) in sizes.iter().zip(&shape) {
-        if r < 0 {
-            let target: Vec<String> = sizes
-                .iter()
-                .zip(&shape)
-                .map(|(&r, &n)| (r * n as i64).to_string())
-                .collect();
-            return Err(Error::runtime(format!(
-                "Trying to create tensor with negative dimension {}: [{}]",
-                r * n as i64,
-                target.join(", ")
-            )));
-        }
-        counts.push(r as usize);
+    // Each output size r * n, saturating: an overflowing size fails checked_numel below.
+    let target: SmallVec<[i64; 6]> = sizes
+        .iter()
+        .zip(&shape)
+        .map(|(&r, &n)| r.saturating_mul(n as i64))
+        .collect();
+    if let Some(&neg) = target.iter().find(|&&t| t < 0) {
+        let parts: Vec<String> = target.iter().map(|t| t.to_string()).collect();
+        return Err(Error::runtime(format!(
+            "Trying to create tensor with negative dimension {neg}: [{}]",
+            parts.join(", ")
+        )));
     }
-    let out_shape: Dims = counts.iter().zip(&shape).map(|(&r, &n)| r * n).collect();
+    let out_shape: Dims = target.iter().map(|&t| t as usize).collect();
     crate::shape::checked_numel(&out_shape)?;
+    let counts: Dims = sizes.iter().map(|&r| r as usize).collect();
     apply1(Repeat { sizes: counts }, std::slice::from_ref(x))
 }
 
