@@ -67,6 +67,8 @@ from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
 )
 from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
+from ._composite import *  # noqa: F403
+from ._composite import __all__ as _composite_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
 from ._tensor_py import is_warn_always_enabled, set_warn_always
@@ -75,6 +77,7 @@ from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_e
 from . import nn
 from . import cuda
 from . import random
+from . import linalg
 from . import utils
 
 __version__ = "0.1.0"
@@ -163,5 +166,7 @@ __all__ = [
     "return_types",
     "set_warn_always",
     "is_warn_always_enabled",
+    "linalg",
     *_functional_all,
+    *_composite_all,
 ]
