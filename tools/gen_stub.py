@@ -10,6 +10,7 @@ tests/test_stub.py fails while the committed stub differs from what this writes.
 import inspect
 import pathlib
 import sys
+import types
 
 STUB = pathlib.Path(__file__).resolve().parent.parent / "python" / "ferrograd" / "_C.pyi"
 
@@ -96,12 +97,18 @@ def _def(name, params, ret, indent, first=None):
     return f"{indent}def {name}({', '.join(head + params)}) -> {ret}: ...\n"
 
 
+def from_python(raw):
+    """Whether a class member was attached from Python (the composites' Tensor methods,
+    python/ferrograd/_composite.py): not part of the extension, so not in its stub."""
+    return isinstance(raw, (types.FunctionType, property))
+
+
 def _class(cls, table):
     lines = [f"class {cls.__name__}:\n"]
     for name in sorted(vars(cls)):
-        if name in CLASS_BOOKKEEPING:
-            continue
         raw = vars(cls)[name]
+        if name in CLASS_BOOKKEEPING or from_python(raw):
+            continue
         kind = type(raw).__name__
         if name in table and cls.__name__ == "Tensor":
             lines.append(_def(name, table[name][0], "Tensor", "    ", "self"))

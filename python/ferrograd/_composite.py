@@ -82,13 +82,23 @@ def take_along_dim(input, indices, dim=None):
     return input.expand(input_shape).gather(dim, indices.expand(index_shape))
 
 
-def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
-                 tensor_indices_or_sections=None):
+def tensor_split(
+    input,
+    indices_or_sections=None,
+    dim=0,
+    *,
+    sections=None,
+    indices=None,
+    tensor_indices_or_sections=None,
+):
     """Views of `input` along `dim`: `sections` near-equal parts (the first ones one
     longer), or the parts between the given indices (clamped, as Python slices are)."""
     split = next(
-        (s for s in (indices_or_sections, sections, indices, tensor_indices_or_sections)
-         if s is not None),
+        (
+            s
+            for s in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+            if s is not None
+        ),
         None,
     )
     if input.dim() == 0:
@@ -142,15 +152,11 @@ def meshgrid(*tensors, indexing=None):
     inputs' order; "xy": the first two swapped, as numpy's default)."""
     tensors = _tensor_list(tensors)
     if indexing is None:
-        # torch's TORCH_WARN_ONCE: once per process unless set_warn_always(True).
-        if not _MESHGRID_WARNED[0] or _C._get_warn_always():
-            _MESHGRID_WARNED[0] = True
-            warnings.warn(
-                "torch.meshgrid: in an upcoming release, it will be required to pass the "
-                "indexing argument.",
-                UserWarning,
-                stacklevel=2,
-            )
+        _warn_once(
+            _MESHGRID_WARNED,
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+        )
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
@@ -239,9 +245,7 @@ def tensordot(a, b, dims=2, out=None):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > a.dim() or dims > b.dim():
-            raise RuntimeError(
-                f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}"
-            )
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         pair = list(range(-dims, 0)), list(range(dims))
     dims_a, dims_b = pair
     if len(dims_a) != len(dims_b):
@@ -265,16 +269,13 @@ def tensordot(a, b, dims=2, out=None):
             )
     free_a = [d for d in range(a.dim()) if d not in wrapped_a]
     free_b = [d for d in range(b.dim()) if d not in wrapped_b]
-    size = 1
-    for d in wrapped_a:
-        size *= a.shape[d]
-    left = a.permute(*free_a, *wrapped_a).reshape(-1, size)
-    right = b.permute(*wrapped_b, *free_b).reshape(size, -1) if size else None
-    if right is None:  # a reshape to (0, -1) has no unique size: say it
-        right = b.permute(*wrapped_b, *free_b).reshape(
-            0, _prod(b.shape[d] for d in free_b)
-        )
-        left = a.permute(*free_a, *wrapped_a).reshape(_prod(a.shape[d] for d in free_a), 0)
+    rows, size, cols = (
+        _prod(a.shape[d] for d in free_a),
+        _prod(a.shape[d] for d in wrapped_a),
+        _prod(b.shape[d] for d in free_b),
+    )
+    left = a.permute(*free_a, *wrapped_a).reshape(rows, size)
+    right = b.permute(*wrapped_b, *free_b).reshape(size, cols)
     return left.mm(right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
@@ -368,44 +369,30 @@ def _warn_once(flag, message):
 # ----------------------------------------------------------------------------- reductions
 
 
-def _nonzero_count(input, dim, keepdim):
-    """How many elements along `dim` (all of them when None) are nonzero (int64)."""
-    nonzero = input != 0
+def _count(mask, dim, keepdim):
+    """How many elements of a bool mask along `dim` (all of them when None) are set."""
     if dim is None:
-        if keepdim:
-            return nonzero.sum(tuple(range(input.dim())), keepdim=True)
-        return nonzero.sum()
-    return nonzero.sum(dim, keepdim=keepdim)
+        dim = tuple(range(mask.dim())) if keepdim else ()
+    return mask.sum(dim, keepdim=keepdim) if dim != () else mask.sum()
 
 
-def _bool_reduce(input, dim, keepdim, test):
-    out = test(_nonzero_count(input, dim, keepdim), _nonzero_count_total(input, dim))
+def _as_input(out, input):
+    """A bool reduction's result in torch's dtype: uint8 stays uint8."""
     return out.to(_C.uint8) if input.dtype == _C.uint8 else out
 
 
-def _nonzero_count_total(input, dim):
-    """How many elements each result of a reduction over `dim` sees."""
-    if dim is None:
-        return input.numel()
-    dims = (dim,) if isinstance(dim, int) else dim
-    n = 1
-    for d in dims:
-        n *= input.shape[_wrap_dim(d, input.dim())] if input.dim() else 1
-    return n
-
-
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
-    """Whether every element along `dim` is nonzero (bool; uint8 stays uint8)."""
-    return _bool_reduce(input, dim, keepdim, lambda count, total: count == total)
+    """Whether every element along `dim` is nonzero: no zero is found (true when empty)."""
+    return _as_input(_count(input == 0, dim, keepdim) == 0, input)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
-    """Whether some element along `dim` is nonzero (bool; uint8 stays uint8)."""
-    return _bool_reduce(input, dim, keepdim, lambda count, total: count > 0)
+    """Whether some element along `dim` is nonzero."""
+    return _as_input(_count(input != 0, dim, keepdim) > 0, input)
 
 
 def count_nonzero(input, dim=None):
-    return _nonzero_count(input, dim, False)
+    return _count(input != 0, dim, False)
 
 
 # ----------------------------------------------------------------------------- creation
@@ -435,7 +422,7 @@ def _triangle_indices(name, row, col, offset, dtype, below):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     if dtype not in (_C.int64, _C.int32):
-        raise NotImplementedError(f'"{name}" not implemented for \'{_C_TYPE[dtype]}\'')
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_C_TYPE[dtype]}'")
     rows, cols = [], []
     for r in range(row):
         # tril keeps columns c <= r + offset, triu keeps c >= r + offset

@@ -34,15 +34,15 @@ def _sublist_equation(args):
                 out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
             else:
                 raise ValueError(
-                    "einsum(): expected subscript to be within the range [0, 52), but got "
-                    f"{s}"
+                    f"einsum(): expected subscript to be within the range [0, 52), but got {s}"
                 )
         return "".join(out)
 
-    operands, subs = list(args[0::2]), [letters(s) for s in args[1::2]]
-    equation = ",".join(subs[: len(operands)])
-    if len(subs) > len(operands):
-        equation += "->" + subs[-1]
+    pairs = len(args) // 2
+    operands = list(args[0 : 2 * pairs : 2])
+    equation = ",".join(letters(s) for s in args[1 : 2 * pairs : 2])
+    if len(args) % 2:  # a last sublist: the output's
+        equation += "->" + letters(args[-1])
     return equation, operands
 
 
@@ -56,7 +56,9 @@ def _parse_side(text, offset, who):
                 raise _error(f"found '.' for {who} for which an ellipsis was already found")
             if text[i : i + 3] != _ELLIPSIS:
                 what = "(...)" if who == "output" else ""
-                raise _error(f"found '.' for {who} that is not part of any ellipsis {what}".rstrip())
+                raise _error(
+                    f"found '.' for {who} that is not part of any ellipsis {what}".rstrip()
+                )
             labels.append(_ELLIPSIS)
             i += 3
             continue
@@ -156,10 +158,11 @@ def _check_sizes(operands, dims):
                 sizes[label] = size
             elif size not in (1, seen):
                 if isinstance(label, tuple):
-                    raise _error(
-                        f"dimension {label[1]} covered by ellipsis in operand {k}has size "
-                        f"{size} which does not broadcast with previously seen ellipsis with "
-                        "size "
+                    # torch counts the dim from the start of this operand's ellipsis
+                    at = sum(1 for d in labels if isinstance(d, tuple)) - 1 - label[1]
+                    raise _error(  # (sic: no space before "has")
+                        f"dimension {at} covered by ellipsis in operand {k}has size {size} which "
+                        "does not broadcast with previously seen ellipsis with size "
                         f"{seen} for the respective dimension"
                     )
                 raise _error(
