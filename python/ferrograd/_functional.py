@@ -71,6 +71,10 @@ __all__ = [
     "scatter_add",
     "index_select",
     "masked_fill",
+    "index_put",
+    "index_fill",
+    "nonzero",
+    "argwhere",
     "tril",
     "triu",
     "tile",
@@ -138,6 +142,11 @@ scatter = _T.scatter
 scatter_add = _T.scatter_add
 index_select = _T.index_select
 masked_fill = _T.masked_fill
+index_put = _T.index_put
+index_put_ = _T.index_put_
+index_fill = _T.index_fill
+nonzero = _T.nonzero
+argwhere = _T.argwhere
 tril = _T.tril
 triu = _T.triu
 moveaxis = _T.moveaxis

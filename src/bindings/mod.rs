@@ -12,6 +12,8 @@ pub mod function;
 pub mod functions;
 pub mod gc;
 pub mod hooks;
+pub mod index_methods;
+pub mod indexing;
 pub mod memory;
 pub mod op_table;
 pub mod profiler;

@@ -4,12 +4,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pyo3::exceptions::{
-    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
-};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 
 use crate::autograd::warnings::WarningKind;
 use crate::bindings::autograd::node_to_py;
@@ -217,127 +215,6 @@ fn item_scalar(t: &Tensor) -> PyResult<Scalar> {
         )));
     }
     Ok(crate::with_dtype!(t.dtype(), T => t.to_vec::<T>()[0].to_scalar()))
-}
-
-// ---------------------------------------------------------------- indexing
-
-enum IndexItem {
-    Int(i64),
-    Slice(Option<i64>, Option<i64>, Option<i64>),
-    NewAxis,
-    Ellipsis,
-}
-
-fn parse_index(key: &Bound<'_, PyAny>) -> PyResult<Vec<IndexItem>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        vec![key.clone()]
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for it in items {
-        if it.is_none() {
-            out.push(IndexItem::NewAxis);
-        } else if it.is_instance_of::<PyEllipsis>() {
-            out.push(IndexItem::Ellipsis);
-        } else if let Ok(s) = it.cast::<PySlice>() {
-            let get = |name: &str| -> PyResult<Option<i64>> {
-                let v = s.getattr(name)?;
-                if v.is_none() {
-                    Ok(None)
-                } else {
-                    index_int(&v).map(Some)
-                }
-            };
-            out.push(IndexItem::Slice(get("start")?, get("stop")?, get("step")?));
-        } else if it.is_instance_of::<pyo3::types::PyBool>() {
-            return Err(PyNotImplementedError::new_err(
-                "indexing with a bool is not supported yet",
-            ));
-        } else if let Ok(i) = it.extract::<i64>() {
-            out.push(IndexItem::Int(i));
-        } else if as_tensor_ref(&it)
-            .is_some_and(|t| t.dim() == 0 && t.dtype().category() == Category::Integral)
-        {
-            out.push(IndexItem::Int(index_int(&it)?));
-        } else if as_tensor_ref(&it).is_some() || it.is_instance_of::<PyList>() {
-            return Err(PyNotImplementedError::new_err(
-                "advanced indexing (with tensors or lists) is not supported yet; use basic indexing (ints, slices, None, ...)",
-            ));
-        } else {
-            return Err(PyIndexError::new_err(
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ".to_string()
-                    + &it.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                    + ")",
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// Basic indexing as a chain of view ops; returns None when the key selects `t` whole.
-fn index_view(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
-    let items = parse_index(key)?;
-    let specified = items
-        .iter()
-        .filter(|i| matches!(i, IndexItem::Int(_) | IndexItem::Slice(..)))
-        .count();
-    if specified > t.dim() {
-        return Err(PyIndexError::new_err(format!(
-            "too many indices for tensor of dimension {}",
-            t.dim()
-        )));
-    }
-    if items
-        .iter()
-        .filter(|i| matches!(i, IndexItem::Ellipsis))
-        .count()
-        > 1
-    {
-        return Err(PyIndexError::new_err(
-            "an index can only have a single ellipsis ('...')",
-        ));
-    }
-    let mut cur = t.clone();
-    let mut changed = false;
-    let mut dim: i64 = 0;
-    for item in items {
-        match item {
-            IndexItem::Int(i) => {
-                let size = cur.shape()[dim as usize] as i64;
-                if i < -size || i >= size {
-                    return Err(PyIndexError::new_err(format!(
-                        "index {i} is out of bounds for dimension {dim} with size {size}"
-                    )));
-                }
-                cur = run(|| view::select(&cur, dim, i))?;
-                changed = true;
-            }
-            IndexItem::Slice(start, stop, step) => {
-                let step = step.unwrap_or(1);
-                if step <= 0 {
-                    return Err(PyValueError::new_err("step must be greater than zero"));
-                }
-                let size = cur.shape()[dim as usize] as i64;
-                let (s, e) = (start.unwrap_or(0), stop.unwrap_or(i64::MAX));
-                let trivial = s == 0 && e >= size && step == 1;
-                if !trivial {
-                    cur = run(|| view::slice(&cur, dim, s, e, step))?;
-                    changed = true;
-                }
-                dim += 1;
-            }
-            IndexItem::NewAxis => {
-                cur = run(|| view::unsqueeze(&cur, dim))?;
-                changed = true;
-                dim += 1;
-            }
-            IndexItem::Ellipsis => {
-                dim += (t.dim() - specified) as i64;
-            }
-        }
-    }
-    Ok(if changed { Some(cur) } else { None })
 }
 
 // ---------------------------------------------------------------- the class
@@ -972,10 +849,7 @@ impl PyTensor {
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        match index_view(&self.t, key)? {
-            Some(v) => to_py(py, v),
-            None => to_py(py, run(|| view::alias(&self.t))?),
-        }
+        to_py(py, crate::bindings::indexing::get(&self.t, key)?)
     }
     fn __setitem__(
         &self,
@@ -983,11 +857,7 @@ impl PyTensor {
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let target = index_view(&self.t, key)?.unwrap_or_else(|| self.t.clone());
-        match expect_operand(value, "__setitem__")? {
-            Operand::S(s) => run(|| inplace::fill_(&target, s))?,
-            Operand::T(v) => run(|| inplace::copy_(&target, &v))?,
-        }
+        crate::bindings::indexing::set(&self.t, key, value)?;
         flush_warnings(py)
     }
 

@@ -95,6 +95,13 @@ pub trait Backend: Send + Sync {
         accumulate: bool,
     ) -> Result<Data>;
 
+    /// An int64 advanced index checked against `size` and wrapped (see
+    /// `kernels::index::wrap_index`); `ordinal` names it in the error.
+    fn wrap_index(&self, index: &Data, size: usize, ordinal: usize) -> Result<Data>;
+
+    /// The `[count, ndim]` int64 coordinates of the nonzero elements of `x`.
+    fn nonzero(&self, x: &Data) -> Result<Data>;
+
     /// `x` (row-major over `from.shape`) added at `from`'s offsets into zeros, read back
     /// row-major through `to` (the adjoint of a view; see ops::view::Restride).
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data>;

@@ -109,3 +109,40 @@ pub fn restride<T: Arith>(
     }
     Ok(to.offsets().map(|o| buf[o]).collect())
 }
+
+/// The `ordinal`-th index tensor of an advanced index (int64), checked against the
+/// indexed dim's `size` and wrapped (a negative index counts from the end), contiguous.
+pub fn wrap_index(index: &Data, size: usize, ordinal: usize) -> Result<Vec<i64>> {
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let idx = unsafe { contiguous_data::<i64>(index) };
+    let n = size as i64;
+    idx.iter()
+        .map(|&i| match i {
+            _ if (0..n).contains(&i) => Ok(i),
+            _ if (-n..0).contains(&i) => Ok(i + n),
+            _ => Err(Error::index(format!(
+                "index {i} is out of bounds for dimension {ordinal} with size {size}"
+            ))),
+        })
+        .collect()
+}
+
+/// How many elements of a bool `mask` are true, and their coordinates, row-major,
+/// as a flat `[count, mask.dim()]` list (a 0-dim mask has a count and no coordinates).
+pub fn nonzero(mask: &Data) -> (usize, Vec<i64>) {
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let vals = unsafe { contiguous_data::<bool>(mask) };
+    let shape = &mask.layout().shape;
+    let strides = contiguous_strides(shape);
+    let (mut count, mut out) = (0, Vec::new());
+    for (flat, _) in vals.iter().enumerate().filter(|(_, &v)| v) {
+        count += 1;
+        out.extend(
+            strides
+                .iter()
+                .zip(shape.iter())
+                .map(|(&s, &n)| ((flat / s) % n.max(1)) as i64),
+        );
+    }
+    (count, out)
+}

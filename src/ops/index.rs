@@ -411,6 +411,16 @@ fn check_mask(mask: &Tensor) -> Result<()> {
 }
 
 pub fn masked_fill(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
+    apply1(masked_fill_op(x, mask, value)?, &[x.clone(), mask.clone()])
+}
+
+/// `x.masked_fill_(mask, value)`.
+pub fn masked_fill_(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
+    let op = masked_fill_op(x, mask, value)?;
+    crate::ops::inplace::apply_inplace(op, &[x.clone(), mask.clone()])
+}
+
+fn masked_fill_op(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<MaskedFill> {
     check_mask(mask)?;
     if let Scalar::Complex(c) = value {
         if !x.dtype().is_complex() && c.im != 0.0 {
@@ -420,7 +430,7 @@ pub fn masked_fill(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
             )));
         }
     }
-    apply1(MaskedFill { value }, &[x.clone(), mask.clone()])
+    Ok(MaskedFill { value })
 }
 
 /// `masked_fill` with a 0-dim tensor value: a `where` with the value cast to x's dtype,

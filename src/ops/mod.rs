@@ -26,6 +26,7 @@
 //! `Op::batch` gets a [`BatchCtx`]: each input with its batch dim (`None`: not batched),
 //! and returns each output with its batch dim (vmap).
 
+pub mod advanced_index;
 pub mod binary;
 pub mod bitwise;
 pub mod classify;

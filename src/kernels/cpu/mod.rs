@@ -120,6 +120,15 @@ impl Backend for Cpu {
     fn random(&self, shape: &[usize], dtype: DType, kind: Random) -> Result<Data> {
         random::random(shape, dtype, kind)
     }
+    fn wrap_index(&self, index: &Data, size: usize, ordinal: usize) -> Result<Data> {
+        let wrapped = crate::kernels::index::wrap_index(index, size, ordinal)?;
+        Ok(data_from(wrapped, &index.layout().shape))
+    }
+    fn nonzero(&self, x: &Data) -> Result<Data> {
+        let mask = cast_data(x, DType::Bool);
+        let (count, coords) = crate::kernels::index::nonzero(&mask);
+        Ok(data_from(coords, &[count, x.layout().shape.len()]))
+    }
     fn has_nan(&self, x: &Data) -> Result<bool> {
         Ok(crate::kernels::has_nan(x))
     }
