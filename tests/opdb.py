@@ -66,6 +66,9 @@ class OpInfo:
     supports_gradgrad: bool = True
     # complex128 samples (the same sample function called with np.complex128) pass gradcheck.
     supports_complex: bool = False
+    # vmap over the op: False where its output shape depends on the values (nonzero),
+    # which vmap refuses; test_vmap_ops then skips it.
+    supports_vmap: bool = True
     # Positions in `args` that gradcheck differentiates; None = every floating array.
     differentiable_args: tuple[int, ...] | None = None
     # Expected grad_fn names (checked against torch): a str pins the first sample's,
@@ -2162,6 +2165,202 @@ ISSUE11_DB += COMPOSITE_DB
 #: The composites' entries, which test_ops checks exist.
 COMPOSITE_OPS = tuple(op.name for op in COMPOSITE_DB)
 
+
+# --- issue 11: advanced indexing ---
+# Tensor.__getitem__ with index tensors, lists and bool masks (IndexBackward0), and the
+# ops behind advanced __setitem__: index_put(_) (IndexPutBackward0), index_fill
+# (IndexFillBackward0), and nonzero/argwhere. Keys hold numpy arrays, which the op turns
+# into tensors (int64 indices, bool masks); lists and numbers stay as they are. Keys are
+# kwargs, so the harness never differentiates, scales or vmaps an index. numpy indexes by
+# torch's rule wherever no int is separated from an index array by a slice (where torch
+# selects the int first); tests/test_advanced_indexing.py covers those, the setitem paths,
+# batched indices under vmap and the errors.
+
+
+def _every(grad_fn_name, n_samples) -> dict[int, str]:
+    """The same grad_fn name pinned for every sample."""
+    return dict.fromkeys(range(n_samples), grad_fn_name)
+
+
+def _key_tensors(key):
+    """The key with its numpy arrays as tensors."""
+    if isinstance(key, tuple):
+        return tuple(_key_tensors(k) for k in key)
+    return to_tensor(key) if isinstance(key, np.ndarray) else key
+
+
+def _mask(*shape) -> np.ndarray:
+    """A fixed bool mask with some True and some False in every row."""
+    return np.arange(math.prod(shape)).reshape(shape) % 3 != 1
+
+
+# (key, shape of x, layout, desc); x float of that shape.
+ADVANCED_KEYS = (
+    (_index(2, 0, 1), (3, 4, 5), None, "one index tensor"),
+    ((slice(None), _index([0], [2]), _index(1, 4)), (3, 4, 5), None, "adjacent, broadcast"),
+    ((_index(0, 2), slice(None), _index([1], [4])), (3, 4, 5), None, "apart: index dims first"),
+    ((None, Ellipsis, _index(4, 0)), (3, 4, 5), None, "None and Ellipsis"),
+    ((_index(1, 2), None, _index(0, 3)), (3, 4, 5), None, "apart by None"),
+    ((slice(1, None), 1, _index(3, 0)), (3, 4, 5), None, "slice, int next to an index"),
+    (_index(1, 1, 0, 1), (3, 4, 5), None, "duplicates: the gradient accumulates"),
+    ((_index(-1, -3), slice(None, None, 2)), (3, 4, 5), None, "negative indices"),
+    (_mask(3, 4), (3, 4, 5), None, "bool mask"),
+    ((Ellipsis, _mask(5)), (3, 4, 5), None, "bool mask after Ellipsis"),
+    ([0, 2, 2], (3, 4, 5), None, "list"),
+    (True, (3, 4), None, "True"),
+    (np.array(1), (3, 4), None, "0-dim index: a select"),
+    (np.zeros(0, np.int64), (3, 4, 5), None, "zero-size index"),
+    ((_index([3], [0]), _index(2, 1)), (4, 3), "T", "transposed"),
+    ((slice(None), _index(1, 3, 1)), (3, 4), "step", "stepped"),
+    ((slice(None), _index(3, 0)), (0, 4), None, "zero-size"),
+)
+
+
+def _advanced_getitem_samples(dtype):
+    make = Maker(dtype, "advanced getitem")
+    return [
+        SampleInput((NonContig(make(*shape), how) if how else make(*shape),), {"key": key}, desc=d)
+        for key, shape, how, d in ADVANCED_KEYS
+    ]
+
+
+def _np_index_put(a, values, *, indices, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        np.add.at(out, tuple(indices), values)  # unbuffered: duplicates add up
+    else:
+        out[tuple(indices)] = values
+    return out
+
+
+def _index_put_samples(dtype):
+    make = Maker(dtype, "index_put")
+    mask = _mask(3, 4)
+    empty = np.zeros(0, np.int64)
+    return [
+        SampleInput((make(3, 4), make(2, 4)), {"indices": (_index(2, 0),)}, desc="rows"),
+        SampleInput(
+            (make(3, 4), make()), {"indices": (_index(1, 2), _index(3, 0))}, desc="0-dim values"
+        ),
+        SampleInput((make(3, 4), make(4)), {"indices": (_index(0, 2),)}, desc="values broadcast"),
+        SampleInput(
+            (make(3, 4), make(4, 4)),
+            {"indices": (_index(0, 0, 2, 0),), "accumulate": True},
+            desc="accumulate, duplicates",
+        ),
+        SampleInput(
+            (make(3, 4), make(1)),
+            {"indices": (_index(1, 1, 2), _index([3], [3], [0])), "accumulate": True},
+            desc="accumulate, duplicates, broadcast indices and values",
+        ),
+        SampleInput((make(3, 4), make(int(mask.sum()))), {"indices": (mask,)}, desc="bool mask"),
+        SampleInput(
+            (transposed(make(4, 3)), stepped(make(2, 3))),
+            {"indices": (_index(3, 1),), "accumulate": True},
+            desc="non-contiguous",
+        ),
+        SampleInput((make(3, 4), make(0, 4)), {"indices": (empty,)}, desc="zero-size index"),
+        SampleInput((make(0, 3), make(0, 3)), {"indices": (empty,)}, desc="zero-size"),
+    ]
+
+
+def _index_put(inplace):
+    def op(x, values, *, indices, accumulate=False):
+        indices = tuple(to_tensor(i) for i in indices)
+        if inplace:
+            return x.clone().index_put_(indices, values, accumulate=accumulate)
+        return torch.index_put(x, indices, values, accumulate=accumulate)
+
+    return op
+
+
+def _index_put_entry(name, inplace) -> OpInfo:
+    pins = _every("IndexPutBackward0", 9)
+    return OpInfo(name, _index_put(inplace), _np_index_put, _index_put_samples, grad_fn_name=pins)
+
+
+def _np_index_fill(a, *, dim, index, value):
+    out = a.copy()
+    key = [slice(None)] * a.ndim
+    key[dim] = index.reshape(-1)
+    out[tuple(key)] = value
+    return out
+
+
+def _index_fill_samples(dtype):
+    make = Maker(dtype, "index_fill")
+    return [
+        SampleInput((make(3, 4),), {"dim": 0, "index": _index(2, 0), "value": 1.5}),
+        SampleInput(
+            (make(3, 4),), {"dim": 1, "index": _index(3, 1, 3), "value": -2}, desc="int, repeated"
+        ),
+        SampleInput((make(2, 3, 4),), {"dim": -1, "index": _index(0, 3), "value": 0.5}, desc="-1"),
+        SampleInput((make(3, 4),), {"dim": 1, "index": np.array(2), "value": 1.5}, desc="0-dim"),
+        SampleInput((make(3, 4),), {"dim": 0, "index": _index(-1), "value": 1.5}, desc="index -1"),
+        SampleInput((transposed(make(4, 3)),), {"dim": 0, "index": _index(3, 0), "value": 1.5}),
+        SampleInput((stepped(make(3, 4)),), {"dim": 1, "index": _index(1), "value": 1.5}),
+        SampleInput((make(3, 4),), {"dim": 0, "index": np.zeros(0, np.int64), "value": 1.5}),
+        SampleInput((make(0, 3),), {"dim": 1, "index": _index(2), "value": 1.5}, desc="zero"),
+    ]
+
+
+def _np_nonzero(a, as_tuple=False):
+    if as_tuple:  # torch takes a 0-dim input as 1-D
+        return tuple(np.asarray(i, np.int64) for i in np.nonzero(np.atleast_1d(a)))
+    return np.asarray(np.argwhere(a), np.int64)
+
+
+def _nonzero_samples(dtype):
+    a = _with_zeros(dtype, "nonzero", (0, 1), (1, 2), (2, 0), (2, 3))
+    return [
+        SampleInput((a,), desc="2-D"),
+        SampleInput((a,), {"as_tuple": True}, desc="as_tuple"),
+        SampleInput((np.stack([a, a * 0, a]).reshape(2, 3, 6),), desc="3-D"),
+        SampleInput((np.asarray(a[0, 0]),), desc="0-dim, nonzero"),
+        SampleInput((np.asarray(a[0, 1]),), desc="0-dim, zero"),
+        SampleInput((np.asarray(a[0, 0]),), {"as_tuple": True}, desc="0-dim, as_tuple"),
+        SampleInput((a > 0,), desc="bool"),
+        SampleInput((np.array([[0, 3], [-1, 0]], np.int64),), desc="int64"),
+        SampleInput((transposed(a.T.copy()),), desc="transposed"),
+        SampleInput((stepped(a),), {"as_tuple": True}, desc="stepped"),
+        SampleInput((a[:0],), desc="zero-size"),
+        SampleInput((a[:0],), {"as_tuple": True}, desc="zero-size, as_tuple"),
+    ]
+
+
+def _argwhere_samples(dtype):
+    return [s for s in _nonzero_samples(dtype) if not s.kwargs]
+
+
+# nonzero and argwhere have data-dependent output shapes, which vmap refuses (torch's
+# aten::nonzero; argwhere: test_advanced_indexing.py).
+INDEXING_DB: list[OpInfo] = [
+    OpInfo(
+        "getitem_advanced",
+        lambda x, *, key: x[_key_tensors(key)],
+        lambda a, *, key: a[key],
+        _advanced_getitem_samples,
+        grad_fn_name=_every("IndexBackward0", len(ADVANCED_KEYS)) | {12: "SelectBackward0"},
+    ),
+    *_issue11(
+        _index_put_entry("index_put", inplace=False),
+        _index_put_entry("index_put_", inplace=True),
+        OpInfo(
+            "index_fill",
+            _indexed("index_fill"),
+            _np_index_fill,
+            _index_fill_samples,
+            grad_fn_name=_every("IndexFillBackward0", 9),
+        ),
+        replace(_no_grad_op("nonzero", _np_nonzero, _nonzero_samples), supports_vmap=False),
+        replace(_no_grad_op("argwhere", _np_nonzero, _argwhere_samples), supports_vmap=False),
+    ),
+]
+ISSUE11_DB += INDEXING_DB
+
+#: The advanced-indexing entries, which test_ops checks exist.
+INDEXING_OPS = tuple(op.name for op in INDEXING_DB)
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -2187,6 +2386,7 @@ ISSUE11_OPS = (
     *("bitwise_left_shift", "bitwise_right_shift"),
     *("logical_and", "logical_or", "logical_xor", "logical_not"),
     *COMPOSITE_OPS,
+    *INDEXING_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

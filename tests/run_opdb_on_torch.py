@@ -83,7 +83,7 @@ def _sample_checks(op):
             checks.append(
                 ("gradgradcheck", "complex128", lambda s, i: t.test_gradgradcheck_complex(op, s))
             )
-    for variant in test_vmap_ops.VARIANTS:
+    for variant in test_vmap_ops.VARIANTS if op.supports_vmap else ():
         checks.append(
             (
                 f"vmap {variant}",
