@@ -78,12 +78,6 @@ def test_numpy_arrays_and_int32_indices():
     assert x[np.array(1)].grad_fn is None and x[np.array(1)].tolist() == x[1].tolist()
 
 
-@known(
-    "w[[[0, 1]]]: torch 2.15 still reads a list holding a list, slice or None as a tuple "
-    "key, with a deprecation UserWarning: shape [2, 4]; ferrograd makes a [1, 2] index "
-    "tensor (and fails on a slice)",
-    raises=(AssertionError, RuntimeError),
-)
 @pytest.mark.parametrize(
     "key, shape", [([[0, 1]], (2, 4)), ([[0], [1]], (1,)), ([0, slice(None)], (4,))]
 )
@@ -118,10 +112,6 @@ def test_double_backward_through_duplicate_indices():
     assert gg.tolist() == [12.0, 0.0, 1800.0]
 
 
-@known(
-    "the gradient of x[idx] is zeros.index_put_(..., accumulate=True), which torch "
-    "records as _index_put_impl_ (IndexPutImplBackward0); ferrograd names it IndexPutBackward0"
-)
 def test_gradient_of_index_has_torchs_node():
     _, g = _cubed_duplicates()
     assert g.grad_fn.name() == "IndexPutImplBackward0"
@@ -272,10 +262,6 @@ def test_getitem_errors(key, message):
         grid()[keys.get(key, key) if isinstance(key, str) else key]
 
 
-@known(
-    "w[:, torch.tensor([True, False, True])]: ferrograd says 'mask [3] at index 1'; torch "
-    "numbers the mask's own dim: 'at index 0'"
-)
 def test_mask_shape_error_names_the_masks_dim():
     with raises(
         IndexError,
@@ -331,10 +317,6 @@ def test_index_put_and_index_fill_errors(call, kind, message):
         eval(call, {"torch": torch, "D": D, "y": torch.zeros(3, 4, dtype=D)})
 
 
-@known(
-    "zeros(3, 4).index_put_((t0, t0, t0), v): torch appends ' (got 3)' to 'too many "
-    "indices for tensor of dimension 2'"
-)
 def test_index_put_too_many_indices():
     index = torch.tensor([0])
     with raises(IndexError, "too many indices for tensor of dimension 2 (got 3)"):
@@ -470,9 +452,6 @@ def test_vmap_refuses_a_batched_bool_mask():
         vmap(lambda m: bx[0][m])(bx > 2)
 
 
-@known(
-    "vmap(torch.nonzero)(x): ferrograd gives the boolean-mask message; torch names aten::nonzero"
-)
 def test_vmap_refuses_nonzero():
     with raises(
         RuntimeError,

@@ -75,6 +75,13 @@ __all__ = [
     "index_fill",
     "nonzero",
     "argwhere",
+    "sort",
+    "argsort",
+    "msort",
+    "topk",
+    "kthvalue",
+    "median",
+    "nanmedian",
     "tril",
     "triu",
     "tile",
@@ -147,6 +154,13 @@ index_put_ = _T.index_put_
 index_fill = _T.index_fill
 nonzero = _T.nonzero
 argwhere = _T.argwhere
+sort = _T.sort
+argsort = _T.argsort
+msort = _T.msort
+topk = _T.topk
+kthvalue = _T.kthvalue
+median = _T.median
+nanmedian = _T.nanmedian
 tril = _T.tril
 triu = _T.triu
 moveaxis = _T.moveaxis

@@ -6,8 +6,9 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyList, PySlice, PyTuple};
 
+use crate::autograd::warnings::WarningKind;
 use crate::bindings::convert::{as_tensor_ref, index_int, tensor_from_data, Operand};
-use crate::bindings::errors::run;
+use crate::bindings::errors::{run, warn};
 use crate::bindings::tensor::expect_operand;
 use crate::dtype::{Category, DType};
 use crate::ops::{advanced_index, creation, inplace, view};
@@ -97,12 +98,34 @@ fn parse_item(it: &Bound<'_, PyAny>) -> PyResult<Item> {
 
 const ERR_VMAP_MASK: &str = "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over indexing with a boolean mask.";
 
+const WARN_SEQUENCE_KEY: &str = "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or a different result";
+
+/// torch (still, with a warning) reads a short list holding a sequence, slice, None,
+/// Ellipsis or tensor as a tuple key.
+fn list_as_tuple(list: &Bound<'_, PyList>) -> bool {
+    list.len() < 32
+        && list.iter().any(|it| {
+            it.is_none()
+                || it.is_instance_of::<PyList>()
+                || it.is_instance_of::<PyTuple>()
+                || it.is_instance_of::<PySlice>()
+                || it.is_instance_of::<PyEllipsis>()
+                || as_tensor_ref(&it).is_some()
+        })
+}
+
 fn parse(key: &Bound<'_, PyAny>) -> PyResult<Vec<Item>> {
-    match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().map(|it| parse_item(&it)).collect(),
-        Err(_) if key.is_instance_of::<PyList>() => Ok(vec![Item::Tensor(sequence_index(key)?)]),
-        Err(_) => Ok(vec![parse_item(key)?]),
+    if let Ok(t) = key.cast::<PyTuple>() {
+        return t.iter().map(|it| parse_item(&it)).collect();
     }
+    if let Ok(list) = key.cast::<PyList>() {
+        if list_as_tuple(list) {
+            warn(key.py(), WarningKind::User, WARN_SEQUENCE_KEY)?;
+            return list.iter().map(|it| parse_item(&it)).collect();
+        }
+        return Ok(vec![Item::Tensor(sequence_index(key)?)]);
+    }
+    Ok(vec![parse_item(key)?])
 }
 
 /// A key applied: the view its basic items select, and the index tensors (one entry per

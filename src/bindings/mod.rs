@@ -17,6 +17,7 @@ pub mod indexing;
 pub mod memory;
 pub mod op_table;
 pub mod profiler;
+pub mod sort_methods;
 pub mod tensor;
 pub mod tensor_ops;
 pub mod threads;

@@ -1122,11 +1122,16 @@ pub fn extreme(
             } else {
                 "min"
             };
-            let ret = py_helper(py, "return_types")?.call1((name, to_py(py, v)?, to_py(py, i)?))?;
-            Ok(ret.unbind())
+            values_indices(py, name, v, i)
         }
         _ => to_py(py, run(|| reduce::extreme_all(t, which))?),
     }
+}
+
+/// `ferrograd.return_types.<name>(values, indices)`, the named pair torch returns.
+pub fn values_indices(py: Python<'_>, name: &str, v: Tensor, i: Tensor) -> PyResult<Py<PyAny>> {
+    let ret = py_helper(py, "return_types")?.call1((name, to_py(py, v)?, to_py(py, i)?))?;
+    Ok(ret.unbind())
 }
 
 pub fn tuple_of(py: Python<'_>, parts: Vec<Tensor>) -> PyResult<Py<PyAny>> {

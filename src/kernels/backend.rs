@@ -10,7 +10,9 @@
 use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, Unary};
+use crate::kernels::kinds::{
+    Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+};
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
 use crate::storage::Data;
@@ -94,6 +96,10 @@ pub trait Backend: Send + Sync {
         src: &Data,
         accumulate: bool,
     ) -> Result<Data>;
+
+    /// Each line of `x` along `dim` sorted, or its median, with the source indices
+    /// (see `kinds::SortKind`). A line's median needs a nonempty line.
+    fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)>;
 
     /// An int64 advanced index checked against `size` and wrapped (see
     /// `kernels::index::wrap_index`); `ordinal` names it in the error.

@@ -303,3 +303,13 @@ fn math_name(m: Math) -> &'static str {
         Math::Reciprocal => "reciprocal",
     }
 }
+
+/// What a sort-based kernel keeps of each sorted line (see `Backend::sort`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SortKind {
+    /// The whole line, ascending or descending (stable; NaN sorts as the largest).
+    Sort { descending: bool },
+    /// The median: the lower middle of the line; a NaN in the line is the answer (at
+    /// its first position), unless `ignore_nan`, when the NaNs are left out.
+    Median { ignore_nan: bool },
+}

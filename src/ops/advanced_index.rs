@@ -216,6 +216,7 @@ impl Op for Index {
             let put = IndexPut {
                 pos: self.pos.clone(),
                 accumulate: true,
+                impl_: true,
             };
             grads[0] = Some(apply1(put, &inputs)?);
         }
@@ -314,15 +315,21 @@ fn batch_first_to_example(logical: &Plan) -> SmallVec<[i64; 6]> {
 // ---------------------------------------------------------------- index_put
 
 /// `index_put(x, indices, values, accumulate)`: inputs `[x, values, index tensors...]`.
+/// `impl_` marks torch's internal `_index_put_impl_`, which index's gradient records.
 #[derive(Clone)]
 pub struct IndexPut {
     pub pos: Positions,
     pub accumulate: bool,
+    pub impl_: bool,
 }
 
 impl Op for IndexPut {
     fn name(&self) -> &'static str {
-        "IndexPutBackward0"
+        if self.impl_ {
+            "IndexPutImplBackward0"
+        } else {
+            "IndexPutBackward0"
+        }
     }
     fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
         vec![(
@@ -430,6 +437,7 @@ impl Op for IndexPut {
         let op = IndexPut {
             pos,
             accumulate: self.accumulate,
+            impl_: self.impl_,
         };
         Ok(smallvec![(apply1(op, &inputs)?, Some(0))])
     }
@@ -458,13 +466,15 @@ fn resolve(x: &Tensor, indices: &[Option<Tensor>]) -> Result<(Positions, Vec<Ten
         .sum();
     if covered > x.dim() {
         return Err(Error::index(format!(
-            "too many indices for tensor of dimension {}",
+            "too many indices for tensor of dimension {} (got {covered})",
             x.dim()
         )));
     }
     let (mut pos, mut out) = (Positions::new(), Vec::new());
     let mut dim = 0;
-    for (j, index) in indices.iter().enumerate() {
+    // torch numbers the index tensors alone in its mask error.
+    let mut j = 0;
+    for index in indices {
         let Some(t) = index else {
             dim += 1;
             continue;
@@ -478,12 +488,16 @@ fn resolve(x: &Tensor, indices: &[Option<Tensor>]) -> Result<(Positions, Vec<Ten
                     fmt_dims(&xs)
                 )));
             }
+            if t.is_batched() {
+                return Err(Error::runtime(ERR_VMAP_MASK));
+            }
             let coords = nonzero(t)?;
             for k in 0..t.dim() {
                 pos.push(dim + k);
                 out.push(select(&coords, 1, k as i64)?);
             }
             dim += t.dim();
+            j += 1;
             continue;
         }
         let t = match t.dtype() {
@@ -498,6 +512,7 @@ fn resolve(x: &Tensor, indices: &[Option<Tensor>]) -> Result<(Positions, Vec<Ten
         pos.push(dim);
         out.push(t);
         dim += 1;
+        j += 1;
     }
     if pos.is_empty() {
         return Err(Error::runtime("index: expected at least one index tensor"));
@@ -541,7 +556,12 @@ fn put_inputs(
     }
     let mut inputs = vec![x.clone(), values.clone()];
     inputs.extend(tensors);
-    Ok((IndexPut { pos, accumulate }, inputs))
+    let op = IndexPut {
+        pos,
+        accumulate,
+        impl_: false,
+    };
+    Ok((op, inputs))
 }
 
 /// `index_put(x, indices, values, accumulate)`: a copy of x with `values` written (or
@@ -567,11 +587,13 @@ pub fn index_put_(
     crate::ops::inplace::apply_inplace(op, &inputs)
 }
 
+const ERR_VMAP_MASK: &str = "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over indexing with a boolean mask.";
+
 /// `nonzero(x)`: the `[count, x.dim()]` int64 coordinates of x's nonzero elements.
 pub fn nonzero(x: &Tensor) -> Result<Tensor> {
     if x.is_batched() {
         return Err(Error::runtime(
-            "vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over indexing with a boolean mask.",
+            "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature.",
         ));
     }
     Ok(wrap(backend(x)?.nonzero(&x.data())?))

@@ -44,6 +44,7 @@ pub mod rules;
 pub mod scan;
 pub mod shape;
 pub mod softmax;
+pub mod sort;
 pub mod stats;
 pub mod unary;
 pub mod view;

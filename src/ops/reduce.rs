@@ -8,7 +8,7 @@ use crate::kernels::kinds::Reduce;
 use crate::ops::binary::{div, div_scalar, mul};
 use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{linear_jvp, logical_rank, to_front};
-use crate::ops::view::{expand, reshape, unsqueeze};
+use crate::ops::view::{expand, reshape};
 use crate::ops::{
     apply, apply1, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef,
     SavedAttr, Tangents, VjpCtx,
@@ -348,40 +348,12 @@ impl Op for ExtremeDim {
         smallvec![Some(SaveRef::Output(1))]
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        let shape = &ctx.inputs[0].shape;
-        let idx = ctx.saved(0)?;
-        let mut g = ctx.grad(0)?;
-        if shape.is_empty() {
-            return Ok(smallvec![Some(g)]);
-        }
-        let mut idx = idx.clone();
-        if !self.keepdim {
-            g = unsqueeze(&g, self.dim as i64)?;
-            idx = unsqueeze(&idx, self.dim as i64)?;
-        }
-        Ok(smallvec![Some(crate::ops::linalg::scatter_into_zeros(
-            &g, self.dim, &idx, shape
-        )?)])
+        let g = crate::ops::sort::picked_vjp(ctx, self.dim, !self.keepdim)?;
+        Ok(smallvec![Some(g)])
     }
     /// The tangent at the chosen indices; the indices have none.
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let Some(t) = ctx.tangent(0) else {
-            return Ok(smallvec![None, None]);
-        };
-        if t.dim() == 0 {
-            return Ok(smallvec![Some(t.clone()), None]);
-        }
-        let idx = &ctx.outputs[1];
-        let idx = if self.keepdim {
-            idx.clone()
-        } else {
-            unsqueeze(idx, self.dim as i64)?
-        };
-        let mut v = crate::ops::linalg::gather(t, self.dim, &idx)?;
-        if !self.keepdim {
-            v = crate::ops::view::squeeze(&v, Some(&[self.dim as i64]))?;
-        }
-        Ok(smallvec![Some(v), None])
+        crate::ops::sort::picked_jvp(ctx, self.dim, !self.keepdim)
     }
     /// Reduction family: the batch dim goes to the front, the reduced dim shifts by one.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {

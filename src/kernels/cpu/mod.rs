@@ -6,12 +6,15 @@ mod arith;
 mod random;
 mod reduce;
 mod scan;
+mod sort;
 mod unary;
 
 use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
-use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, Unary};
+use crate::kernels::kinds::{
+    Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+};
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::{cast_data, data_from};
 use crate::layout::Layout;
@@ -119,6 +122,9 @@ impl Backend for Cpu {
     }
     fn random(&self, shape: &[usize], dtype: DType, kind: Random) -> Result<Data> {
         random::random(shape, dtype, kind)
+    }
+    fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
+        sort::sort(x, dim, kind)
     }
     fn wrap_index(&self, index: &Data, size: usize, ordinal: usize) -> Result<Data> {
         let wrapped = crate::kernels::index::wrap_index(index, size, ordinal)?;
