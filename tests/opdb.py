@@ -518,8 +518,15 @@ BASE_DB: list[OpInfo] = [
     unary("sigmoid", torch.sigmoid, _np_sigmoid, "SigmoidBackward0"),
     unary("relu", torch.relu, _np_relu, "ReluBackward0", avoid=(0.0,)),
     unary("sqrt", torch.sqrt, np.sqrt, "SqrtBackward0", low=0.1, high=3.0),
-    unary("rsqrt", torch.rsqrt, lambda x: 1 / np.sqrt(x), "RsqrtBackward0", low=0.1, high=3.0,
-          supports_complex=True),
+    unary(
+        "rsqrt",
+        torch.rsqrt,
+        lambda x: 1 / np.sqrt(x),
+        "RsqrtBackward0",
+        low=0.1,
+        high=3.0,
+        supports_complex=True,
+    ),
     unary("tan", torch.tan, np.tan, "TanBackward0", low=-1.2, high=1.2, supports_complex=True),
     unary("expm1", torch.expm1, np.expm1, "Expm1Backward0"),
     unary("log1p", torch.log1p, np.log1p, "Log1PBackward0", low=-0.9, high=3.0),
@@ -534,12 +541,19 @@ BASE_DB: list[OpInfo] = [
     unary("atanh", torch.atanh, np.arctanh, "AtanhBackward0", low=-0.9, high=0.9),
     unary("exp2", torch.exp2, np.exp2, "Exp2Backward0", supports_complex=True),
     unary("log2", torch.log2, np.log2, "Log2Backward0", low=0.1, high=3.0, supports_complex=True),
-    unary("log10", torch.log10, np.log10, "Log10Backward0", low=0.1, high=3.0,
-          supports_complex=True),
+    unary(
+        "log10", torch.log10, np.log10, "Log10Backward0", low=0.1, high=3.0, supports_complex=True
+    ),
     unary("abs", torch.abs, np.abs, "AbsBackward0", avoid=(0.0,), supports_complex=True),
     unary("clone", torch.clone, np.copy, "CloneBackward0"),
-    unary("reciprocal", torch.reciprocal, np.reciprocal, "ReciprocalBackward0", avoid=(0.0,),
-          supports_complex=True),
+    unary(
+        "reciprocal",
+        torch.reciprocal,
+        np.reciprocal,
+        "ReciprocalBackward0",
+        avoid=(0.0,),
+        supports_complex=True,
+    ),
     # Of a real tensor, conj is the tensor itself (no node of its own).
     unary("conj", torch.conj, np.conj, None, supports_complex=True),
     *[
@@ -1324,12 +1338,8 @@ def _scatter_samples(seed, *indices):
                 {"dim": 0, "index": transposed_index},
                 desc="non-contiguous",
             ),
-            SampleInput(
-                (make(3, 4), make(0, 4)), {"dim": 0, "index": np.zeros((0, 4), np.int64)}
-            ),
-            SampleInput(
-                (make(0, 3), make(0, 2)), {"dim": 1, "index": np.zeros((0, 2), np.int64)}
-            ),
+            SampleInput((make(3, 4), make(0, 4)), {"dim": 0, "index": np.zeros((0, 4), np.int64)}),
+            SampleInput((make(0, 3), make(0, 2)), {"dim": 1, "index": np.zeros((0, 2), np.int64)}),
         ]
 
     return sample_inputs
@@ -1779,7 +1789,6 @@ ISSUE11_DB: list[OpInfo] = _issue11(
         supports_gradgrad=False,
     ),
 )
-
 
 
 # --- issue 11: composites ---
@@ -2361,6 +2370,225 @@ ISSUE11_DB += INDEXING_DB
 #: The advanced-indexing entries, which test_ops checks exist.
 INDEXING_OPS = tuple(op.name for op in INDEXING_DB)
 
+
+# --- issue 11: sort family ---
+# sort, argsort, msort, topk, kthvalue, median and nanmedian (with and without a dim).
+# Samples draw distinct values (Maker.distinct): a tie makes the indices and the gradient
+# ambiguous, except the median-without-dim sample with ties, whose gradient torch shares
+# evenly among the tied elements (which central differences agree with for two ties).
+# The references hold no NaN rule: NaN ordering, stability with ties, integer and bool
+# inputs, the return types and the errors are in tests/test_sort_ops.py.
+
+
+def _along_dim(ref):
+    """A numpy reference along a dim returning one array or a tuple, that also takes a
+    0-dim array: torch treats it as 1-D and gives 0-dim outputs."""
+
+    def wrapped(a, *args, **kwargs):
+        if a.ndim:
+            return ref(a, *args, **kwargs)
+        out = ref(a.reshape(1), *args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(np.reshape(o, ()) for o in out)
+        return np.reshape(out, ())
+
+    return wrapped
+
+
+def _np_sort_raw(a, dim=-1, descending=False, stable=False):
+    # no ties in the samples, so -a gives the descending order (stable= changes nothing)
+    indices = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    return np.take_along_axis(a, indices, dim), indices
+
+
+def _np_topk_raw(a, k, dim=-1, largest=True, sorted=True):
+    values, indices = _np_sort_raw(a, dim, descending=largest)
+    keep = np.arange(k)
+    return np.take(values, keep, axis=dim), np.take(indices, keep, axis=dim)
+
+
+def _np_kthvalue_raw(a, k, dim=-1, keepdim=False):
+    values, indices = _np_sort_raw(a, dim)
+    pick = np.full([1 if d == dim % a.ndim else n for d, n in enumerate(a.shape)], k - 1)
+    values, indices = np.take_along_axis(values, pick, dim), np.take_along_axis(indices, pick, dim)
+    if not keepdim:
+        values, indices = np.squeeze(values, dim), np.squeeze(indices, dim)
+    return values, indices
+
+
+def _np_median_raw(a, dim=None, keepdim=False):
+    """torch's median: the lower of the two middle values (numpy's averages them)."""
+    if dim is None:
+        flat = np.sort(a.reshape(-1))
+        return np.asarray(flat[(flat.size - 1) // 2] if flat.size else np.nan, a.dtype)
+    return _np_kthvalue_raw(a, (a.shape[dim] - 1) // 2 + 1, dim, keepdim)
+
+
+_np_sort = _along_dim(_np_sort_raw)
+_np_topk = _along_dim(_np_topk_raw)
+_np_kthvalue = _along_dim(_np_kthvalue_raw)
+_np_median = _along_dim(_np_median_raw)
+
+
+def _np_argsort(a, dim=-1, descending=False, stable=False):
+    return _np_sort(a, dim, descending)[1]
+
+
+def _np_msort(a):
+    return _np_sort(a, 0)[0]
+
+
+def _topk(x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk; with sorted=False, the result put in order afterwards: the order
+    torch leaves it in is unspecified (a partial sort's), only the set of k is."""
+    out = torch.topk(x, k, dim=dim, largest=largest, sorted=sorted)
+    if sorted:
+        return out
+    order = out.values.argsort(dim=dim, descending=largest)
+    return out.values.gather(dim, order), out.indices.gather(dim, order)
+
+
+SORT_CASES = (
+    ((3, 4), {}, None, "last dim"),
+    ((3, 4), {"dim": 0}, None, "dim 0"),
+    ((2, 3, 4), {"dim": -2, "descending": True}, None, "negative dim, descending"),
+    ((3, 4), {"descending": True, "stable": True}, None, "descending, stable="),
+    ((), {}, None, "0-dim"),
+    ((), {"dim": 0, "descending": True}, None, "0-dim, dim 0"),
+    ((4, 3), {"dim": 0}, "T", "transposed"),
+    ((3, 4), {"dim": -1, "descending": True}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+    ((3, 0), {"dim": 1}, None, "zero-size dim"),
+)
+
+MSORT_CASES = (
+    ((3, 4), {}, None, "2-D"),
+    ((4, 2, 3), {}, None, "3-D"),
+    ((5,), {}, None, "1-D"),
+    ((), {}, None, "0-dim"),
+    ((4, 3), {}, "T", "transposed"),
+    ((3, 4), {}, "step", "stepped"),
+    ((0, 3), {}, None, "zero-size"),
+)
+
+TOPK_CASES = (
+    ((3, 4), {"k": 2}, None, "last dim"),
+    ((3, 4), {"k": 3, "dim": 0, "largest": False}, None, "smallest, dim 0"),
+    ((2, 3, 4), {"k": 1, "dim": -2}, None, "negative dim"),
+    ((3, 4), {"k": 4, "largest": False, "sorted": True}, None, "all k, smallest"),
+    ((3, 5), {"k": 3, "sorted": False}, None, "unsorted"),
+    ((2, 5), {"k": 2, "dim": 1, "largest": False, "sorted": False}, None, "unsorted smallest"),
+    ((3, 4), {"k": 0}, None, "k 0"),
+    ((), {"k": 1}, None, "0-dim"),
+    ((4, 3), {"k": 2, "dim": 0}, "T", "transposed"),
+    ((3, 4), {"k": 2, "dim": -1}, "step", "stepped"),
+    ((0, 3), {"k": 2, "dim": 1}, None, "zero-size"),
+)
+
+KTHVALUE_CASES = (
+    ((3, 4), {"k": 2}, None, "last dim"),
+    ((3, 4), {"k": 3, "dim": 0, "keepdim": True}, None, "dim 0, keepdim"),
+    ((2, 3, 4), {"k": 4, "dim": -1, "keepdim": False}, None, "largest, keepdim=False"),
+    ((2, 3, 4), {"k": 1, "dim": -3, "keepdim": True}, None, "smallest, negative dim, keepdim"),
+    ((), {"k": 1}, None, "0-dim"),
+    ((), {"k": 1, "dim": 0, "keepdim": True}, None, "0-dim, keepdim"),
+    ((4, 3), {"k": 2, "dim": 0}, "T", "transposed"),
+    ((3, 4), {"k": 4, "dim": 1}, "step", "stepped"),
+    ((0, 3), {"k": 2, "dim": 1}, None, "zero-size"),
+)
+
+# Without a dim (the even sizes take the lower middle), then along a dim, keepdim both ways.
+MEDIAN_CASES = (
+    ((3, 4), {}, None, "all, even size"),
+    ((3, 5), {}, None, "all, odd size"),
+    ((3, 4), {"dim": 1}, None, "dim, even size"),
+    ((3, 4), {"dim": 0, "keepdim": True}, None, "dim, odd size, keepdim"),
+    ((2, 3, 4), {"dim": -1, "keepdim": False}, None, "negative dim"),
+    ((), {}, None, "0-dim"),
+    ((), {"dim": 0, "keepdim": True}, None, "0-dim, dim 0"),
+    ((4, 3), {"dim": 0}, "T", "transposed"),
+    ((3, 4), {}, "step", "stepped, all"),
+    ((3, 4), {"dim": -1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+
+
+def _median_ties_samples(dtype):
+    """median() at a value held twice, where torch gives each tied element half the
+    gradient (central differences agree: one side moves the median, the other not);
+    and a zero-size sample along a dim (median() of nothing is nan, which torch's vmap
+    and gradgradcheck refuse: test_sort_ops.py)."""
+    a = np.array([[1.5, -0.5, 0.75], [0.75, 2.0, -1.25]], dtype)
+    return [
+        SampleInput((a,), desc="two ties at the median"),
+        SampleInput((transposed(a.T),), desc="two ties, transposed"),
+        SampleInput((Maker(dtype, "median ties")(0, 3),), {"dim": 1}, desc="zero-size"),
+    ]
+
+
+def _median_entry(name, backward) -> OpInfo:
+    """median or nanmedian (the samples hold no NaN, where the two agree)."""
+    pins = {0: f"{backward}0", 2: f"{backward}1", 3: f"{backward}1"}
+    return late_one_tensor(name, _np_median, *MEDIAN_CASES, distinct=True, grad_fn_name=pins)
+
+
+def _median_ties_entry(name, backward) -> OpInfo:
+    """median or nanmedian on ties, where the gradient jumps: no gradgradcheck (its
+    finite differences straddle the jump)."""
+    return OpInfo(
+        f"{name}_ties",
+        _late(name),
+        _np_median,
+        _median_ties_samples,
+        grad_fn_name=f"{backward}0",
+        supports_gradgrad=False,
+        needs=(name,),
+    )
+
+
+SORT_DB: list[OpInfo] = _issue11(
+    late_one_tensor(
+        "sort",
+        _np_sort,
+        *SORT_CASES,
+        distinct=True,
+        grad_fn_name={0: "SortBackward0", 2: "SortBackward0"},
+    ),
+    late_one_tensor(
+        "argsort",
+        _np_argsort,
+        *SORT_CASES,
+        seed="argsort",
+        distinct=True,
+        supports_grad=False,
+        supports_gradgrad=False,
+    ),
+    late_one_tensor("msort", _np_msort, *MSORT_CASES, distinct=True, grad_fn_name="SortBackward0"),
+    OpInfo(
+        "topk",
+        _topk,
+        _np_topk,
+        _one_tensor(*TOPK_CASES, seed="topk", distinct=True),
+        grad_fn_name={0: "TopkBackward0", 1: "TopkBackward0"},
+    ),
+    late_one_tensor(
+        "kthvalue",
+        _np_kthvalue,
+        *KTHVALUE_CASES,
+        distinct=True,
+        grad_fn_name={0: "KthvalueBackward0", 1: "KthvalueBackward0"},
+    ),
+    _median_entry("median", "MedianBackward"),
+    _median_entry("nanmedian", "NanmedianBackward"),
+) + [
+    _median_ties_entry("median", "MedianBackward"),
+    _median_ties_entry("nanmedian", "NanmedianBackward"),
+]
+ISSUE11_DB += SORT_DB
+
+#: The sort family's entries, which test_ops checks exist.
+SORT_OPS = tuple(op.name for op in SORT_DB)
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -2387,6 +2615,7 @@ ISSUE11_OPS = (
     *("logical_and", "logical_or", "logical_xor", "logical_not"),
     *COMPOSITE_OPS,
     *INDEXING_OPS,
+    *SORT_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.
