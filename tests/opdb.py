@@ -2589,6 +2589,129 @@ ISSUE11_DB += SORT_DB
 #: The sort family's entries, which test_ops checks exist.
 SORT_OPS = tuple(op.name for op in SORT_DB)
 
+# --- issue 11: index writes ---
+# index_add and index_copy (a 1-d index along a dim; source differentiated), take (an
+# index into the flattened input) and masked_select / masked_scatter (a bool mask, which
+# broadcasts). Their errors and in-place forms: tests/test_index_write.py.
+
+
+def _np_index_write(a, source, *, dim, index, alpha=1, add=True):
+    out = a.copy()
+    moved, src = np.moveaxis(out, dim, 0), np.moveaxis(source, dim, 0)
+    for k, i in enumerate(index.reshape(-1)):
+        moved[i] = moved[i] + alpha * src[k] if add else src[k]
+    return out
+
+
+def _index_write_samples(name, unique):
+    def samples(dtype):
+        make = Maker(dtype, name)
+        repeat = _index(2, 0, 1) if unique else _index(2, 0, 2)
+        return [
+            SampleInput((make(3, 4), make(3, 4)), {"dim": 0, "index": repeat}),
+            SampleInput((make(3, 4), make(3, 2)), {"dim": 1, "index": _index(3, 1)}),
+            SampleInput((make(2, 3, 4), make(2, 3, 1)), {"dim": -1, "index": _index(3)}, desc="-1"),
+            SampleInput((transposed(make(3, 4)), stepped(make(3, 4))), {"dim": 0, "index": repeat}),
+            SampleInput((make(3, 4), make(0, 4)), {"dim": 0, "index": np.zeros(0, np.int64)}),
+        ]
+
+    return samples
+
+
+def _np_take(a, *, index):
+    return np.take(a.reshape(-1), index)
+
+
+def _take_samples(dtype):
+    make = Maker(dtype, "take")
+    return [
+        SampleInput((make(3, 4),), {"index": _index([0, 11], [5, 5])}, desc="repeated"),
+        SampleInput((make(3, 4),), {"index": _index(-1, -12)}, desc="negative"),
+        SampleInput((transposed(make(4, 3)),), {"index": _index(1, 4)}),
+        SampleInput((make(5),), {"index": np.array(3)}, desc="0-dim index"),
+        SampleInput((make(3, 4),), {"index": np.zeros(0, np.int64)}, desc="zero-size index"),
+        SampleInput((make(0, 3),), {"index": np.zeros(0, np.int64)}, desc="zero-size"),
+    ]
+
+
+def _mask(*rows):
+    return np.array(rows, bool)
+
+
+def _np_masked_select(a, *, mask):
+    a, mask = np.broadcast_arrays(a, mask)
+    return a[mask]
+
+
+def _masked_select_samples(dtype):
+    make = Maker(dtype, "masked_select")
+    return [
+        SampleInput((make(3, 4),), {"mask": make(3, 4) > 0}),
+        SampleInput((make(3, 1),), {"mask": _mask(True, False, True, True)}, desc="x broadcasts"),
+        SampleInput((make(3, 4),), {"mask": _mask([True], [False], [True])}, desc="mask broadcasts"),
+        SampleInput((stepped(make(3, 4)),), {"mask": _mask(False, True, True, False)}),
+        SampleInput((make(0, 4),), {"mask": _mask(True, False, True, True)}, desc="zero-size"),
+    ]
+
+
+def _np_masked_scatter(a, source, *, mask):
+    out, mask = (np.array(b) for b in np.broadcast_arrays(a, mask))
+    out[mask] = source.reshape(-1)[: int(mask.sum())]
+    return out
+
+
+def _masked_scatter_samples(dtype):
+    make = Maker(dtype, "masked_scatter")
+    return [
+        SampleInput((make(3, 4), make(12)), {"mask": make(3, 4) > 0}),
+        SampleInput((make(3, 4), make(2, 5)), {"mask": _mask([True], [False], [True])}),
+        SampleInput((transposed(make(3, 4)), make(7)), {"mask": _mask(False, True, False, True)}),
+        SampleInput((make(0, 4), make(2)), {"mask": _mask(True, False, True, True)}, desc="zero"),
+    ]
+
+
+INDEX_WRITE_DB: list[OpInfo] = _issue11(
+    OpInfo(
+        "index_add",
+        _indexed("index_add", "source"),
+        _np_index_write,
+        _index_write_samples("index_add", unique=False),
+        grad_fn_name="IndexAddBackward0",
+    ),
+    OpInfo(
+        "index_copy",
+        _indexed("index_copy", "source"),
+        lambda a, source, **kw: _np_index_write(a, source, add=False, **kw),
+        _index_write_samples("index_copy", unique=True),
+        grad_fn_name="IndexCopyBackward0",
+    ),
+    OpInfo("take", _indexed("take"), _np_take, _take_samples, grad_fn_name="TakeBackward0"),
+    replace(
+        OpInfo(
+            "masked_select",
+            _indexed("masked_select"),
+            _np_masked_select,
+            _masked_select_samples,
+            grad_fn_name="MaskedSelectBackward0",
+        ),
+        supports_vmap=False,
+    ),
+    replace(
+        OpInfo(
+            "masked_scatter",
+            _indexed("masked_scatter", "source"),
+            _np_masked_scatter,
+            _masked_scatter_samples,
+            grad_fn_name="MaskedScatterBackward0",
+        ),
+        supports_vmap=False,
+    ),
+)
+ISSUE11_DB += INDEX_WRITE_DB
+
+#: The index-write entries, which test_ops checks exist.
+INDEX_WRITE_OPS = tuple(op.name for op in INDEX_WRITE_DB)
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -2616,6 +2739,7 @@ ISSUE11_OPS = (
     *COMPOSITE_OPS,
     *INDEXING_OPS,
     *SORT_OPS,
+    *INDEX_WRITE_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

@@ -26,15 +26,6 @@ from opdb import OP_DB, NonContig, as_array, to_tensor
 
 #: op name -> the graph nodes whose batching rule the core lacks (for some sample).
 NO_BATCHING_RULE: dict[str, set[str]] = {
-    # The sort family's rules (src/ops/sort.rs) refuse 0-dim examples, which torch sorts
-    # and picks from as 1-element rows (tests/test_sort_ops.py, test_vmap_0dim_examples).
-    "sort": {"SortBackward0"},
-    "argsort": {"SortBackward0"},
-    "msort": {"SortBackward0"},
-    "topk": {"TopkBackward0"},
-    "kthvalue": {"KthvalueBackward0"},
-    "median": {"MedianBackward1"},
-    "nanmedian": {"NanmedianBackward1"},
 }
 
 SCALES = (1.0, 1.25, 1.5)

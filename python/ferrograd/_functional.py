@@ -75,6 +75,11 @@ __all__ = [
     "index_fill",
     "nonzero",
     "argwhere",
+    "index_add",
+    "index_copy",
+    "take",
+    "masked_select",
+    "masked_scatter",
     "sort",
     "argsort",
     "msort",
@@ -154,6 +159,11 @@ index_put_ = _T.index_put_
 index_fill = _T.index_fill
 nonzero = _T.nonzero
 argwhere = _T.argwhere
+index_add = _T.index_add
+index_copy = _T.index_copy
+take = _T.take
+masked_select = _T.masked_select
+masked_scatter = _T.masked_scatter
 sort = _T.sort
 argsort = _T.argsort
 msort = _T.msort

@@ -145,6 +145,10 @@ class _ReturnTypes:
         if name not in self._types:
             cls = collections.namedtuple(name, ["values", "indices"])
             cls.__module__ = "ferrograd.return_types"
+            # torch prints one field per line under the qualified name.
+            cls.__repr__ = lambda self, _n=name: (
+                f"ferrograd.return_types.{_n}(\nvalues={self.values!r},\nindices={self.indices!r})"
+            )
             self._types[name] = cls
         return self._types[name]
 

@@ -10,7 +10,7 @@ use crate::bindings::convert::*;
 use crate::bindings::errors::run;
 use crate::bindings::tensor::{to_py, tuple_of, PyTensor};
 use crate::dtype::Scalar;
-use crate::ops::{advanced_index, index, view};
+use crate::ops::{advanced_index, index, index_write, view};
 use crate::tensor::Tensor;
 
 type Obj<'py> = Bound<'py, PyAny>;
@@ -54,6 +54,22 @@ fn number_arg(value: &Obj<'_>, what: &str) -> PyResult<Scalar> {
                 .unwrap_or_default()
         ))
     })
+}
+
+/// index_add / index_copy's tensors and alpha (1 when not given).
+fn write_args(
+    index: &Obj<'_>,
+    source: &Obj<'_>,
+    alpha: Option<&Obj<'_>>,
+    name: &str,
+) -> PyResult<(Tensor, Tensor, Scalar)> {
+    let index = extract_tensor(index, &format!("{name}(): argument 'index' (position 2)"))?;
+    let source = extract_tensor(source, &format!("{name}(): argument 'source' (position 3)"))?;
+    let alpha = match alpha {
+        Some(a) => number_arg(a, &format!("{name}(): argument 'alpha'"))?,
+        None => Scalar::Int(1),
+    };
+    Ok((index, source, alpha))
 }
 
 #[pymethods]
@@ -112,6 +128,76 @@ impl PyTensor {
         let mask = extract_tensor(mask, "masked_fill_(): argument 'mask' (position 1)")?;
         let value = number_arg(value, "masked_fill_(): argument 'value' (position 2)")?;
         run(|| index::masked_fill_(&slf.get().t, &mask, value))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: &Obj<'_>,
+        source: &Obj<'_>,
+        alpha: Option<&Obj<'_>>,
+    ) -> Out {
+        let (index, source, alpha) = write_args(index, source, alpha, "index_add")?;
+        to_py(
+            py,
+            run(|| index_write::index_add(&self.t, dim, &index, &source, alpha))?,
+        )
+    }
+    #[pyo3(signature = (dim, index, source, *, alpha=None))]
+    fn index_add_<'py>(
+        slf: Bound<'py, Self>,
+        dim: i64,
+        index: &Obj<'py>,
+        source: &Obj<'py>,
+        alpha: Option<&Obj<'py>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (index, source, alpha) = write_args(index, source, alpha, "index_add_")?;
+        run(|| index_write::index_write_(&slf.get().t, dim, &index, &source, Some(alpha)))?;
+        Ok(slf)
+    }
+    fn index_copy(&self, py: Python<'_>, dim: i64, index: &Obj<'_>, source: &Obj<'_>) -> Out {
+        let (index, source, _) = write_args(index, source, None, "index_copy")?;
+        to_py(
+            py,
+            run(|| index_write::index_copy(&self.t, dim, &index, &source))?,
+        )
+    }
+    fn index_copy_<'py>(
+        slf: Bound<'py, Self>,
+        dim: i64,
+        index: &Obj<'py>,
+        source: &Obj<'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (index, source, _) = write_args(index, source, None, "index_copy_")?;
+        run(|| index_write::index_write_(&slf.get().t, dim, &index, &source, None))?;
+        Ok(slf)
+    }
+    fn take(&self, py: Python<'_>, index: &Obj<'_>) -> Out {
+        let index = extract_tensor(index, "take(): argument 'index' (position 1)")?;
+        to_py(py, run(|| index_write::take(&self.t, &index))?)
+    }
+    fn masked_select(&self, py: Python<'_>, mask: &Obj<'_>) -> Out {
+        let mask = extract_tensor(mask, "masked_select(): argument 'mask' (position 1)")?;
+        to_py(py, run(|| index_write::masked_select(&self.t, &mask))?)
+    }
+    fn masked_scatter(&self, py: Python<'_>, mask: &Obj<'_>, source: &Obj<'_>) -> Out {
+        let mask = extract_tensor(mask, "masked_scatter(): argument 'mask' (position 1)")?;
+        let source = extract_tensor(source, "masked_scatter(): argument 'source' (position 2)")?;
+        to_py(
+            py,
+            run(|| index_write::masked_scatter(&self.t, &mask, &source))?,
+        )
+    }
+    fn masked_scatter_<'py>(
+        slf: Bound<'py, Self>,
+        mask: &Obj<'py>,
+        source: &Obj<'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let mask = extract_tensor(mask, "masked_scatter_(): argument 'mask' (position 1)")?;
+        let source = extract_tensor(source, "masked_scatter_(): argument 'source' (position 2)")?;
+        run(|| index_write::masked_scatter_(&slf.get().t, &mask, &source))?;
         Ok(slf)
     }
     #[pyo3(signature = (*, as_tuple=false))]

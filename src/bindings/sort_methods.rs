@@ -12,14 +12,14 @@ type Out = PyResult<Py<PyAny>>;
 #[pymethods]
 impl PyTensor {
     /// `stable` is accepted: this sort is always stable.
-    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
-    fn sort(&self, py: Python<'_>, dim: i64, descending: bool, stable: bool) -> Out {
+    #[pyo3(signature = (dim=-1, descending=false, *, stable=None))]
+    fn sort(&self, py: Python<'_>, dim: i64, descending: bool, stable: Option<bool>) -> Out {
         let _ = stable;
         let (v, i) = run(|| sort::sort(&self.t, dim, descending))?;
         values_indices(py, "sort", v, i)
     }
-    #[pyo3(signature = (dim=-1, descending=false, *, stable=false))]
-    fn argsort(&self, py: Python<'_>, dim: i64, descending: bool, stable: bool) -> Out {
+    #[pyo3(signature = (dim=-1, descending=false, *, stable=None))]
+    fn argsort(&self, py: Python<'_>, dim: i64, descending: bool, stable: Option<bool>) -> Out {
         let _ = stable;
         to_py(py, run(|| sort::sort(&self.t, dim, descending))?.1)
     }

@@ -101,9 +101,15 @@ pub trait Backend: Send + Sync {
     /// (see `kinds::SortKind`). A line's median needs a nonempty line.
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)>;
 
-    /// An int64 advanced index checked against `size` and wrapped (see
-    /// `kernels::index::wrap_index`); `ordinal` names it in the error.
-    fn wrap_index(&self, index: &Data, size: usize, ordinal: usize) -> Result<Data>;
+    /// An int64 index checked against a dim of `size` and wrapped (negatives count from
+    /// the end where `negative` allows them); the inner `Err` is the first index out of
+    /// range (see `kernels::index::wrap_index`).
+    fn wrap_index(
+        &self,
+        index: &Data,
+        size: usize,
+        negative: bool,
+    ) -> Result<std::result::Result<Data, i64>>;
 
     /// The `[count, ndim]` int64 coordinates of the nonzero elements of `x`.
     fn nonzero(&self, x: &Data) -> Result<Data>;

@@ -110,19 +110,18 @@ pub fn restride<T: Arith>(
     Ok(to.offsets().map(|o| buf[o]).collect())
 }
 
-/// The `ordinal`-th index tensor of an advanced index (int64), checked against the
-/// indexed dim's `size` and wrapped (a negative index counts from the end), contiguous.
-pub fn wrap_index(index: &Data, size: usize, ordinal: usize) -> Result<Vec<i64>> {
+/// An int64 index checked against a dim of `size` and wrapped (a negative index counts
+/// from the end, where `negative` allows it), contiguous; `Err(i)` is the first index out
+/// of range (each caller words its own error).
+pub fn wrap_index(index: &Data, size: usize, negative: bool) -> std::result::Result<Vec<i64>, i64> {
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
     let idx = unsafe { contiguous_data::<i64>(index) };
     let n = size as i64;
     idx.iter()
         .map(|&i| match i {
             _ if (0..n).contains(&i) => Ok(i),
-            _ if (-n..0).contains(&i) => Ok(i + n),
-            _ => Err(Error::index(format!(
-                "index {i} is out of bounds for dimension {ordinal} with size {size}"
-            ))),
+            _ if negative && (-n..0).contains(&i) => Ok(i + n),
+            _ => Err(i),
         })
         .collect()
 }

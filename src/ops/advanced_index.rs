@@ -135,7 +135,7 @@ impl Plan {
     fn linear(&self, x: &Tensor, indices: &[Tensor]) -> Result<Tensor> {
         let mut linear: Option<Tensor> = None;
         for (k, (t, &d)) in indices.iter().zip(&self.pos).enumerate() {
-            let wrapped = wrap(backend(x)?.wrap_index(&t.data(), self.shape[d], k)?);
+            let wrapped = wrap_index(x, t, self.shape[d], k)?;
             let inner: usize = self.pos[k + 1..].iter().map(|&e| self.shape[e]).product();
             let term = mul_scalar(&wrapped, Scalar::Int(inner as i64))?;
             linear = Some(match linear {
@@ -158,6 +158,17 @@ impl Plan {
         let mut full: Dims = smallvec![linear.numel()];
         full.extend(rest);
         expand(&reshape(linear, &line)?, &full)
+    }
+}
+
+/// `index` checked against a dim of `size` and wrapped, with torch's error naming
+/// dimension `ordinal`; `x` picks the backend.
+pub fn wrap_index(x: &Tensor, index: &Tensor, size: usize, ordinal: usize) -> Result<Tensor> {
+    match backend(x)?.wrap_index(&index.data(), size, true)? {
+        Ok(w) => Ok(wrap(w)),
+        Err(i) => Err(Error::index(format!(
+            "index {i} is out of bounds for dimension {ordinal} with size {size}"
+        ))),
     }
 }
 
@@ -641,7 +652,7 @@ impl Op for IndexFill {
         composite(inputs, |inputs| {
             let (x, index) = (&inputs[0], &inputs[1]);
             let size = x.shape()[self.dim];
-            let wrapped = wrap(backend(x)?.wrap_index(&index.data(), size, self.dim)?);
+            let wrapped = wrap_index(x, index, size, self.dim)?;
             let mut indices: Vec<Option<Tensor>> = vec![None; self.dim];
             indices.push(Some(wrapped));
             let value = crate::ops::creation::full(&[], self.value, x.dtype())?;

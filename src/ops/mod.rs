@@ -34,6 +34,7 @@ pub mod creation;
 pub mod device;
 pub mod extrema;
 pub mod index;
+pub mod index_write;
 pub mod inplace;
 pub mod join;
 pub mod linalg;

@@ -12,8 +12,7 @@ use crate::ops::linalg::{gather, scatter_into_zeros};
 use crate::ops::rules::{composite, logical_rank, to_front};
 use crate::ops::view::{contiguous, narrow, reshape, squeeze, unsqueeze};
 use crate::ops::{
-    apply, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr,
-    Tangents, VjpCtx,
+    apply, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
 use crate::shape::wrap_dim;
 use crate::tensor::Tensor;
@@ -134,11 +133,17 @@ impl Op for Picked {
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         picked_jvp(ctx, self.dim, self.pick.drops_dim())
     }
-    /// The batch dim goes to the front; the picked dim shifts by one.
+    /// The batch dim goes to the front; the picked dim shifts by one. Scalar examples
+    /// are their own results, at index 0.
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
         let (x, b) = &ctx.inputs[0];
-        if b.is_some() && logical_rank(x, *b) == 0 {
-            return Err(no_batch_rule(self.name()));
+        if let Some(bd) = *b {
+            if logical_rank(x, *b) == 0 {
+                let values = contiguous(x)?;
+                let indices =
+                    crate::ops::creation::zeros(&[x.shape()[bd]], crate::dtype::DType::I64)?;
+                return Ok(smallvec![(values, Some(0)), (indices, Some(0))]);
+            }
         }
         let op = Picked {
             dim: self.dim + usize::from(b.is_some()),
@@ -192,9 +197,9 @@ fn pick(x: &Tensor, dim: usize, p: Pick) -> Result<(Tensor, Tensor)> {
     Ok((out.pop().expect("two outputs"), indices))
 }
 
-/// torch's dispatch error for a complex input (`kernel` is its kernel's name).
+/// torch's dispatch error for a complex or bool input (`kernel` is its kernel's name).
 fn refuse_complex(x: &Tensor, kernel: &str) -> Result<()> {
-    if x.dtype().is_complex() {
+    if x.dtype().is_complex() || x.dtype() == crate::dtype::DType::Bool {
         return Err(Error::not_implemented(format!(
             "\"{kernel}\" not implemented for '{}'",
             x.dtype().scalar_type_name()
@@ -224,6 +229,11 @@ pub fn sort(x: &Tensor, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> 
 /// `topk(x, k, dim, largest)` (always sorted).
 pub fn topk(x: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
     refuse_complex_sort(x, "topk")?;
+    if x.dtype() == crate::dtype::DType::Bool {
+        return Err(Error::not_implemented(
+            "topk does not support bool dtypes on CPU",
+        ));
+    }
     let d = wrap_dim(dim, x.dim())?;
     let size = x.shape().get(d).copied().unwrap_or(1) as i64;
     if k < 0 || k > size {
@@ -243,6 +253,7 @@ pub fn topk(x: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tens
 pub fn kthvalue(x: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     refuse_complex(x, "kthvalue_cpu")?;
     let d = wrap_dim(dim, x.dim())?;
+    nonempty_dim(x, d, "kthvalue")?;
     let size = x.shape().get(d).copied().unwrap_or(1) as i64;
     if k < 1 || k > size {
         return Err(Error::runtime(format!(
@@ -259,6 +270,15 @@ pub fn kthvalue(x: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, 
     )
 }
 
+fn nonempty_dim(x: &Tensor, d: usize, name: &str) -> Result<()> {
+    if x.dim() > 0 && x.shape()[d] == 0 {
+        return Err(Error::index(format!(
+            "{name}(): Expected reduction dim {d} to have non-zero size."
+        )));
+    }
+    Ok(())
+}
+
 /// `median(x, dim, keepdim)` / `nanmedian(x, dim, keepdim)`: the lower median.
 pub fn median_dim(
     x: &Tensor,
@@ -266,14 +286,10 @@ pub fn median_dim(
     keepdim: bool,
     ignore_nan: bool,
 ) -> Result<(Tensor, Tensor)> {
-    let name = if ignore_nan { "nanmedian" } else { "median" };
     refuse_complex(x, "median_out")?;
     let d = wrap_dim(dim, x.dim())?;
-    if x.dim() > 0 && x.shape()[d] == 0 {
-        return Err(Error::index(format!(
-            "{name}(): Expected reduction dim {d} to have non-zero size."
-        )));
-    }
+    // nanmedian's message names median too, as torch's does.
+    nonempty_dim(x, d, "median")?;
     pick(
         x,
         d,

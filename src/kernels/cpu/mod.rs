@@ -126,9 +126,14 @@ impl Backend for Cpu {
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         sort::sort(x, dim, kind)
     }
-    fn wrap_index(&self, index: &Data, size: usize, ordinal: usize) -> Result<Data> {
-        let wrapped = crate::kernels::index::wrap_index(index, size, ordinal)?;
-        Ok(data_from(wrapped, &index.layout().shape))
+    fn wrap_index(
+        &self,
+        index: &Data,
+        size: usize,
+        negative: bool,
+    ) -> Result<std::result::Result<Data, i64>> {
+        let wrapped = crate::kernels::index::wrap_index(index, size, negative);
+        Ok(wrapped.map(|w| data_from(w, &index.layout().shape)))
     }
     fn nonzero(&self, x: &Data) -> Result<Data> {
         let mask = cast_data(x, DType::Bool);
