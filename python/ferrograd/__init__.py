@@ -75,6 +75,7 @@ from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_e
 from . import nn
 from . import cuda
 from . import random
+from . import special
 from . import utils
 
 __version__ = "0.1.0"

@@ -27,6 +27,7 @@
 //! and returns each output with its batch dim (vmap).
 
 pub mod binary;
+pub mod binary_math;
 pub mod bitwise;
 pub mod classify;
 pub mod creation;
@@ -43,6 +44,7 @@ pub mod rules;
 pub mod scan;
 pub mod shape;
 pub mod softmax;
+pub mod special;
 pub mod stats;
 pub mod unary;
 pub mod view;
