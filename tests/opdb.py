@@ -2712,6 +2712,238 @@ ISSUE11_DB += INDEX_WRITE_DB
 #: The index-write entries, which test_ops checks exist.
 INDEX_WRITE_OPS = tuple(op.name for op in INDEX_WRITE_DB)
 
+# --- issue 11: special math (mathops) ---
+# References in float64 from formulas independent of the kernels (math.erfc / lgamma,
+# a Hurwitz-zeta sum for polygamma, bisection on math.erf for erfinv); domains keep
+# samples off poles and kinks (lgamma/digamma at non-positive integers, logit at 0/1,
+# atan2 at the origin, copysign at 0, remainder/fmod where other is near 0).
+
+
+def _np_vec(f):
+    return lambda x: np.vectorize(f, otypes=[x.dtype])(x)
+
+
+def _py_zeta(s, q, n=200):
+    """Hurwitz zeta by a direct sum and the Euler-Maclaurin tail (s > 1, q > 0)."""
+    w = q + n
+    head = sum((q + k) ** -s for k in range(n))
+    return head + w ** (1 - s) / (s - 1) + 0.5 * w**-s + s * w ** (-s - 1) / 12
+
+
+def _py_polygamma(n, x):
+    if n == 0:  # digamma: recurrence up, then the asymptotic series
+        acc = 0.0
+        while x < 20:
+            acc -= 1 / x
+            x += 1
+        z = 1 / (x * x)
+        return acc + math.log(x) - 0.5 / x - z * (1 / 12 - z * (1 / 120 - z / 252))
+    return (-1) ** (n + 1) * math.factorial(n) * _py_zeta(n + 1, x)
+
+
+def _py_erfinv(y):
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _np_logit(x, eps=None):
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps)
+    return np.log(x / (1 - x))
+
+
+def _tensor_args_only(samples):
+    """Binary samples without the Python-number ones (ops whose `other` is a Tensor)."""
+    return _without("reflected scalar", _without("python scalar", samples))
+
+
+def _logit_samples(dtype):
+    return unary_samples(0.05, 0.95)(dtype) + [
+        SampleInput(
+            (Maker(dtype, "logit eps")(3, 4, low=0.01, high=0.99),), {"eps": 0.1}, desc="eps"
+        ),
+    ]
+
+
+def _np_xlogy(a, b):
+    dtype = (a if isinstance(a, np.ndarray) else b).dtype
+    return np.asarray(np.where(np.equal(a, 0), 0.0, a * np.log(b)), dtype)
+
+
+def _floor_divide(a, b):
+    return torch.floor_divide(a, b)
+
+
+def _div_mode(mode):
+    return lambda a, b: torch.div(a, b, rounding_mode=mode)
+
+
+MATHOPS_DB = (
+    unary("erfc", _late("erfc"), _np_vec(math.erfc), "ErfcBackward0", needs=("erfc",)),
+    unary(
+        "erfinv",
+        _late("erfinv"),
+        _np_vec(_py_erfinv),
+        "ErfinvBackward0",
+        low=-0.9,
+        high=0.9,
+        needs=("erfinv",),
+    ),
+    unary(
+        "lgamma",
+        _late("lgamma"),
+        _np_vec(math.lgamma),
+        "LgammaBackward0",
+        low=0.2,
+        high=4.0,
+        needs=("lgamma",),
+    ),
+    unary(
+        "digamma",
+        _late("digamma"),
+        _np_vec(lambda v: _py_polygamma(0, v)),
+        "DigammaBackward0",
+        low=0.3,
+        high=4.0,
+        needs=("digamma",),
+    ),
+    unary(
+        "polygamma",
+        lambda x: torch.polygamma(1, x),
+        _np_vec(lambda v: _py_polygamma(1, v)),
+        "PolygammaBackward0",
+        low=0.3,
+        high=4.0,
+        needs=("polygamma",),
+    ),
+    unary(
+        "polygamma_2",
+        lambda x: torch.polygamma(2, x),
+        _np_vec(lambda v: _py_polygamma(2, v)),
+        "PolygammaBackward0",
+        low=0.3,
+        high=4.0,
+        needs=("polygamma",),
+    ),
+    OpInfo(
+        "logit",
+        _late("logit"),
+        _np_logit,
+        _logit_samples,
+        grad_fn_name="LogitBackward0",
+        needs=("logit",),
+    ),
+    unary("sinc", _late("sinc"), np.sinc, "SincBackward0", needs=("sinc",)),
+    unary(
+        "nan_to_num", _late("nan_to_num"), np.nan_to_num, "NanToNumBackward0", needs=("nan_to_num",)
+    ),
+    binary(
+        "atan2",
+        _late("atan2"),
+        np.arctan2,
+        "Atan2Backward0",
+        _tensor_args_only(binary_samples(avoid_other=(0.0,))),
+        needs=("atan2",),
+    ),
+    binary(
+        "hypot",
+        _late("hypot"),
+        np.hypot,
+        "HypotBackward0",
+        _tensor_args_only(binary_samples(avoid_other=(0.0,))),
+        needs=("hypot",),
+    ),
+    binary(
+        "copysign",
+        _late("copysign"),
+        np.copysign,
+        "CopysignBackward0",
+        _without("reflected scalar", binary_samples(avoid_other=(0.0,))),
+        needs=("copysign",),
+    ),
+    binary(
+        "nextafter",
+        _late("nextafter"),
+        np.nextafter,
+        "NextafterBackward0",
+        _tensor_args_only(binary_samples()),
+        supports_gradgrad=False,
+        needs=("nextafter",),
+    ),
+    binary(
+        "xlogy",
+        _late("xlogy"),
+        _np_xlogy,
+        "XlogyBackward0",
+        binary_samples(low=0.1, high=2.0),
+        needs=("xlogy",),
+    ),
+    binary(
+        "logaddexp",
+        _late("logaddexp"),
+        np.logaddexp,
+        "LogaddexpBackward0",
+        _tensor_args_only(binary_samples()),
+        needs=("logaddexp",),
+    ),
+    binary(
+        "logaddexp2",
+        _late("logaddexp2"),
+        np.logaddexp2,
+        "Logaddexp2Backward0",
+        _tensor_args_only(binary_samples()),
+        needs=("logaddexp2",),
+    ),
+    binary(
+        "remainder",
+        _late("remainder"),
+        np.remainder,
+        "RemainderBackward1",
+        _without("reflected scalar", binary_samples(avoid_other=(0.0,), scalar=0.7)),
+        needs=("remainder",),
+    ),
+    binary(
+        "fmod",
+        _late("fmod"),
+        np.fmod,
+        "FmodBackward1",
+        _without("reflected scalar", binary_samples(avoid_other=(0.0,), scalar=0.7)),
+        needs=("fmod",),
+    ),
+    binary(
+        "div_floor",
+        _div_mode("floor"),
+        np.floor_divide,
+        "DivBackward2",
+        _tensor_args_only(binary_samples(avoid_other=(0.0,))),
+        needs=("floor_divide",),
+    ),
+    binary(
+        "div_trunc",
+        _div_mode("trunc"),
+        lambda a, b: np.trunc(a / b),
+        "DivBackward2",
+        _tensor_args_only(binary_samples(avoid_other=(0.0,))),
+        needs=("floor_divide",),
+    ),
+    OpInfo(
+        "floor_divide",
+        _late("floor_divide"),
+        np.floor_divide,
+        binary_samples(avoid_other=(0.0,)),
+        supports_grad=False,
+        supports_gradgrad=False,
+        needs=("floor_divide",),
+    ),
+)
+
+MATHOPS_OPS = tuple(op.name for op in MATHOPS_DB)
+
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -2743,7 +2975,7 @@ ISSUE11_OPS = (
 )
 
 #: Every entry, whether or not the library under test has its op.
-ALL_OPS: list[OpInfo] = [*BASE_DB, *ISSUE11_DB]
+ALL_OPS: list[OpInfo] = [*BASE_DB, *ISSUE11_DB, *MATHOPS_DB]
 
 #: The entries whose op the library under test has: the generated tests run over these.
 OP_DB: list[OpInfo] = [op for op in ALL_OPS if op.available()]

@@ -45,8 +45,12 @@ def _kind_params(kind, arg):
         return [f"{arg}: {_OPERAND}", "*", "alpha: Number = 1"]
     if kind in ("arith", "compare"):
         return [f"{arg}: {_OPERAND}"]
-    if kind == "pairwise":
+    if kind in ("pairwise", "math2"):
         return [f"{arg}: Tensor"]
+    if kind == "math2s":
+        return [f"{arg}: {_OPERAND}"]
+    if kind == "arith_div":
+        return [f"{arg}: {_OPERAND}", "*", "rounding_mode: Union[str, None] = None"]
     if kind == "reduce":
         return [f"dim: {_DIMS}", "keepdim: bool = False", "*", "dtype: Union[dtype, None] = None"]
     if kind == "clamp":

@@ -78,6 +78,7 @@ from . import nn
 from . import cuda
 from . import random
 from . import linalg
+from . import special
 from . import utils
 
 __version__ = "0.1.0"

@@ -17,7 +17,28 @@ _BITWISE = (
 )
 globals().update({n: getattr(_T, n) for n in _BITWISE})
 
+# Special math with signatures of their own (src/bindings/tensor_ops.rs).
+logit = _T.logit
+nan_to_num = _T.nan_to_num
+
+
+def floor_divide(input, other):
+    """torch.floor_divide(input, other): `input` may be a Python number."""
+    if isinstance(input, _T):
+        return input.floor_divide(other)
+    return other.__rfloordiv__(input)
+
+
+def polygamma(n, input):
+    """torch.polygamma(n, input): the order comes first in the module function."""
+    return input.polygamma(n)
+
+
 __all__ = [
+    "logit",
+    "nan_to_num",
+    "floor_divide",
+    "polygamma",
     "max",
     "min",
     "matmul",

@@ -22,9 +22,10 @@ use crate::bindings::tensor::{
     PyTensor,
 };
 use crate::dtype::Scalar;
-use crate::kernels::kinds::Extremum;
+use crate::kernels::kinds::{BinaryMath, Extremum};
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
-use crate::ops::{classify, extrema, inplace, reduce, rounding, unary};
+use crate::ops::binary_math as bm;
+use crate::ops::{classify, extrema, inplace, reduce, rounding, special, unary};
 use crate::tensor::Tensor;
 
 /// The table. `$m` is the macro each line is handed to; `$x` are tokens passed in front
@@ -73,15 +74,30 @@ macro_rules! op_table {
         $m!($($x)* unary isposinf [] : classify::isposinf);
         $m!($($x)* unary isneginf [] : classify::isneginf);
         $m!($($x)* unary conj [] : unary::conj);
+        $m!($($x)* unary erfc [] (erfc_ special::Erfc) : special::erfc);
+        $m!($($x)* unary erfinv [] (erfinv_ special::Erfinv) : special::erfinv);
+        $m!($($x)* unary lgamma [] (lgamma_ special::Lgamma) : special::lgamma);
+        $m!($($x)* unary digamma [] (digamma_ special::Digamma) : special::digamma);
+        $m!($($x)* unary sinc [] (sinc_ special::Sinc) : special::sinc);
+        $m!($($x)* unary signbit [] : special::signbit);
         $m!($($x)* arith_alpha add(other) [] (add_) : Arithmetic::Add);
         $m!($($x)* arith_alpha sub(other) [subtract] (sub_) : Arithmetic::Sub);
         $m!($($x)* arith mul(other) [multiply] (mul_) : Arithmetic::Mul);
-        $m!($($x)* arith div(other) [divide, true_divide] (div_) : Arithmetic::Div);
+        $m!($($x)* arith_div div(other) [divide, true_divide] (div_) : Arithmetic::Div);
         $m!($($x)* arith pow(exponent) [] : Arithmetic::Pow);
         $m!($($x)* pairwise maximum(other) [] : Extremum::Maximum);
         $m!($($x)* pairwise minimum(other) [] : Extremum::Minimum);
         $m!($($x)* pairwise fmax(other) [] : Extremum::Fmax);
         $m!($($x)* pairwise fmin(other) [] : Extremum::Fmin);
+        $m!($($x)* math2 atan2(other) [arctan2] (atan2_) : BinaryMath::Atan2);
+        $m!($($x)* math2 hypot(other) [] (hypot_) : BinaryMath::Hypot);
+        $m!($($x)* math2 nextafter(other) [] (nextafter_) : BinaryMath::Nextafter);
+        $m!($($x)* math2 logaddexp(other) [] : BinaryMath::Logaddexp);
+        $m!($($x)* math2 logaddexp2(other) [] : BinaryMath::Logaddexp2);
+        $m!($($x)* math2s copysign(other) [] (copysign_) : BinaryMath::Copysign);
+        $m!($($x)* math2s xlogy(other) [] (xlogy_) : BinaryMath::Xlogy);
+        $m!($($x)* math2s remainder(other) [] (remainder_) : BinaryMath::Remainder);
+        $m!($($x)* math2s fmod(other) [] (fmod_) : BinaryMath::Fmod);
         $m!($($x)* compare eq(other) [] : Cmp::Eq);
         $m!($($x)* compare ne(other) [] : Cmp::Ne);
         $m!($($x)* compare lt(other) [] : Cmp::Lt);
@@ -227,6 +243,92 @@ fn pairwise(
     to_py(py, run(|| extrema::pairwise(a, &b, op))?)
 }
 
+/// `op(a, other)` of the special-math kinds: `other` a tensor, or (`scalars`) a Python
+/// number; anything else is torch's TypeError naming the argument's `position`.
+fn math2(
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: BinaryMath,
+    scalars: bool,
+    name: &str,
+    position: usize,
+) -> PyResult<Tensor> {
+    match as_operand(other) {
+        Some(Operand::T(b)) => run(|| bm::binary_math(a, &b, op)),
+        Some(Operand::S(s)) if scalars => run(|| bm::binary_math_scalar(a, s, op)),
+        _ => Err(PyTypeError::new_err(format!(
+            "{name}(): argument 'other' (position {position}) must be Tensor, not {}",
+            type_name(other)
+        ))),
+    }
+}
+
+/// `div(a, other, rounding_mode=...)`; None is true division.
+fn rounded_div(a: &Tensor, other: &Bound<'_, PyAny>, mode: Option<&str>) -> PyResult<Tensor> {
+    let Some(m) = mode else {
+        return arith(a, other, Arithmetic::Div, Scalar::Int(1), "div");
+    };
+    let b = match expect_operand(other, "div")? {
+        Operand::T(b) => b,
+        Operand::S(s) => bin::wrapped_scalar(a, s),
+    };
+    run(|| bm::div_rounding(a, &b, Some(m)))
+}
+
+fn rounded_div_(t: &Tensor, other: &Bound<'_, PyAny>, mode: Option<&str>) -> PyResult<()> {
+    let kind = match mode {
+        None => return arith_(t, other, Arithmetic::Div, Scalar::Int(1), "div_"),
+        Some("trunc") => BinaryMath::DivTrunc,
+        Some("floor") => BinaryMath::DivFloor,
+        Some(m) => return run(|| bm::div_rounding(t, t, Some(m)).map(|_| ())),
+    };
+    math2_(t, other, kind, true, "div_")
+}
+
+/// The in-place form `t.op_(other)`.
+fn math2_(
+    t: &Tensor,
+    other: &Bound<'_, PyAny>,
+    op: BinaryMath,
+    scalars: bool,
+    name: &str,
+) -> PyResult<()> {
+    let b = match as_operand(other) {
+        Some(Operand::T(b)) => b,
+        Some(Operand::S(s)) if scalars => bm::wrapped_scalar_for(t, s),
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "{name}(): argument 'other' (position 1) must be Tensor, not {}",
+                type_name(other)
+            )))
+        }
+    };
+    let scalar = !matches!(as_operand(other), Some(Operand::T(_)));
+    run(|| bm::binary_math_(t, &b, op, scalar))
+}
+
+/// `ferrograd.op(input, other)`: `input` may be a Python number for the kinds whose
+/// torch overloads take one (xlogy, remainder).
+fn math2_fn(
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    op: BinaryMath,
+    scalars: bool,
+    name: &str,
+) -> PyResult<Tensor> {
+    if let Some(a) = as_tensor_ref(input) {
+        return math2(&a, other, op, scalars, name, 2);
+    }
+    let number_first = matches!(
+        op,
+        BinaryMath::Xlogy | BinaryMath::Xlog1py | BinaryMath::Remainder
+    );
+    match (as_scalar(input), as_tensor_ref(other)) {
+        (Some(s), Some(b)) if number_first => run(|| bm::binary_math_scalar_first(s, &b, op)),
+        _ => Err(not_tensor_input(input, name)),
+    }
+}
+
 fn reduction(
     py: Python<'_>,
     t: &Tensor,
@@ -311,6 +413,28 @@ macro_rules! tensor_methods {
             })?
         }
     };
+    (arith_div $name:ident($arg:ident) [$($alias:ident),*] ($ip:ident) : $kind:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            #[pyo3(signature = ($arg, *, rounding_mode=None))]
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>, rounding_mode: Option<&str>) -> Out {
+                to_py(py, rounded_div(&self.t, $arg, rounding_mode)?)
+            }
+            $(#[pyo3(signature = ($arg, *, rounding_mode=None))]
+            fn $alias(&self, py: Python<'_>, $arg: &Obj<'_>, rounding_mode: Option<&str>) -> Out {
+                self.$name(py, $arg, rounding_mode)
+            })*
+            #[pyo3(signature = ($arg, *, rounding_mode=None))]
+            fn $ip<'py>(
+                slf: Bound<'py, Self>,
+                $arg: &Obj<'py>,
+                rounding_mode: Option<&str>,
+            ) -> PyResult<Bound<'py, Self>> {
+                rounded_div_(&slf.get().t, $arg, rounding_mode)?;
+                Ok(slf)
+            }
+        }
+    };
     (compare $name:ident($arg:ident) [] : $cmp:expr) => {
         #[pymethods]
         impl PyTensor {
@@ -325,6 +449,27 @@ macro_rules! tensor_methods {
             fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
                 pairwise(py, &self.t, $arg, $op, stringify!($name), 1)
             }
+        }
+    };
+    (math2 $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $op:expr) => {
+        tensor_methods!(@math2 false $name($arg) [$($alias),*] $(($ip))? : $op);
+    };
+    (math2s $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $op:expr) => {
+        tensor_methods!(@math2 true $name($arg) [$($alias),*] $(($ip))? : $op);
+    };
+    (@math2 $scalars:literal $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $op:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                to_py(py, math2(&self.t, $arg, $op, $scalars, stringify!($name), 1)?)
+            }
+            $(fn $alias(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                self.$name(py, $arg)
+            })*
+            $(fn $ip<'py>(slf: Bound<'py, Self>, $arg: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                math2_(&slf.get().t, $arg, $op, $scalars, stringify!($ip))?;
+                Ok(slf)
+            })?
         }
     };
     (reduce $name:ident [] : $f:path) => {
@@ -403,6 +548,33 @@ macro_rules! module_function {
         pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
             let t = input_tensor(input, stringify!($name))?;
             pairwise(py, &t, $arg, $op, stringify!($name), 2)
+        }
+    };
+    (math2 $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $op:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            to_py(py, math2_fn(input, $arg, $op, false, stringify!($name))?)
+        }
+    };
+    (math2s $name:ident($arg:ident) [$($alias:ident),*] $(($ip:ident))? : $op:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            to_py(py, math2_fn(input, $arg, $op, true, stringify!($name))?)
+        }
+    };
+    (arith_div $name:ident($arg:ident) [$($alias:ident),*] ($ip:ident) : $kind:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, $arg, *, rounding_mode=None))]
+        pub fn $name(
+            py: Python<'_>,
+            input: &Obj<'_>,
+            $arg: &Obj<'_>,
+            rounding_mode: Option<&str>,
+        ) -> Out {
+            match (as_tensor_ref(input), rounding_mode) {
+                (Some(a), Some(_)) => to_py(py, rounded_div(&a, $arg, rounding_mode)?),
+                _ => arith_fn(py, input, $arg, $kind, None, stringify!($name)),
+            }
         }
     };
     (compare $name:ident($arg:ident) [] : $cmp:expr) => {
@@ -499,9 +671,19 @@ fn _op_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     PyList::new(py, lines)
 }
 
+/// `ferrograd.special.xlog1py(input, other)` (torch has it in torch.special only).
+#[pyfunction]
+fn _special_xlog1py(py: Python<'_>, input: &Obj<'_>, other: &Obj<'_>) -> Out {
+    to_py(
+        py,
+        math2_fn(input, other, BinaryMath::Xlog1py, true, "special_xlog1py")?,
+    )
+}
+
 /// Adds the table's module functions and `_op_table` to `_C`.
 pub fn register_all(m: &Bound<'_, PyModule>) -> PyResult<()> {
     op_table!(register_line m);
+    m.add_function(wrap_pyfunction!(_special_xlog1py, m)?)?;
     m.add_function(wrap_pyfunction!(_op_table, m)?)?;
     Ok(())
 }

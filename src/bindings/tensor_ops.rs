@@ -374,3 +374,137 @@ impl PyTensor {
         to_py(py, run(|| bitwise::logical_not(&self.t))?)
     }
 }
+
+// ---------------------------------------------------------------- special math (issue 11)
+
+/// `other` of `//` and `%`: a tensor or a Python number (None: not ours, Python tries
+/// the reflected operator).
+fn division_operand(a: &Tensor, other: &Obj<'_>) -> Option<Tensor> {
+    match as_operand(other)? {
+        Operand::T(b) => Some(b),
+        Operand::S(s) => Some(crate::ops::binary::wrapped_scalar(a, s)),
+    }
+}
+
+/// `a // b`, `a % b` and their reflections; `reflected` computes `other op a`.
+fn division_op(py: Python<'_>, a: &Tensor, other: &Obj<'_>, modulo: bool, reflected: bool) -> Out {
+    use crate::kernels::kinds::BinaryMath;
+    use crate::ops::binary_math as bm;
+    let Some(op) = as_operand(other) else {
+        return Ok(py.NotImplemented());
+    };
+    let r = match (op, modulo, reflected) {
+        (Operand::S(s), true, false) => run(|| bm::binary_math_scalar(a, s, BinaryMath::Remainder)),
+        (Operand::S(s), true, true) => {
+            run(|| bm::binary_math_scalar_first(s, a, BinaryMath::Remainder))
+        }
+        (Operand::T(b), true, false) => run(|| bm::binary_math(a, &b, BinaryMath::Remainder)),
+        (Operand::T(b), true, true) => run(|| bm::binary_math(&b, a, BinaryMath::Remainder)),
+        (o, false, refl) => {
+            let b = match o {
+                Operand::T(b) => b,
+                Operand::S(s) => crate::ops::binary::wrapped_scalar(a, s),
+            };
+            let (x, y) = if refl { (&b, a) } else { (a, &b) };
+            run(|| bm::floor_divide(x, y))
+        }
+    };
+    to_py(py, r?)
+}
+
+fn division_other(a: &Tensor, other: &Obj<'_>, op: &str) -> PyResult<Tensor> {
+    division_operand(a, other).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{op}(): argument 'other' (position 1) must be Tensor, not {}",
+            other
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __floordiv__(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+        division_op(py, &self.t, other, false, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+        division_op(py, &self.t, other, false, true)
+    }
+    fn __mod__(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+        division_op(py, &self.t, other, true, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+        division_op(py, &self.t, other, true, true)
+    }
+    fn __ifloordiv__(&self, other: &Obj<'_>) -> PyResult<()> {
+        let b = division_other(&self.t, other, "floor_divide_")?;
+        run(|| crate::ops::binary_math::floor_divide_(&self.t, &b))
+    }
+    fn __imod__(&self, other: &Obj<'_>) -> PyResult<()> {
+        let b = division_other(&self.t, other, "remainder_")?;
+        let scalar = as_tensor_ref(other).is_none();
+        run(|| {
+            crate::ops::binary_math::binary_math_(
+                &self.t,
+                &b,
+                crate::kernels::kinds::BinaryMath::Remainder,
+                scalar,
+            )
+        })
+    }
+    fn floor_divide(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
+        let b = division_other(&self.t, other, "floor_divide")?;
+        to_py(
+            py,
+            run(|| crate::ops::binary_math::floor_divide(&self.t, &b))?,
+        )
+    }
+    fn floor_divide_<'py>(slf: Bound<'py, Self>, other: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+        let t = slf.get().t.clone();
+        let b = division_other(&t, other, "floor_divide_")?;
+        run(|| crate::ops::binary_math::floor_divide_(&t, &b))?;
+        Ok(slf)
+    }
+    fn polygamma(&self, py: Python<'_>, n: i64) -> Out {
+        to_py(py, run(|| crate::ops::special::polygamma(n, &self.t))?)
+    }
+    fn polygamma_<'py>(slf: Bound<'py, Self>, n: i64) -> PyResult<Bound<'py, Self>> {
+        run(|| crate::ops::special::polygamma_(n, &slf.get().t))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (eps=None))]
+    fn logit(&self, py: Python<'_>, eps: Option<f64>) -> Out {
+        to_py(py, run(|| crate::ops::special::logit(&self.t, eps))?)
+    }
+    #[pyo3(signature = (eps=None))]
+    fn logit_<'py>(slf: Bound<'py, Self>, eps: Option<f64>) -> PyResult<Bound<'py, Self>> {
+        run(|| crate::ops::special::logit_(&slf.get().t, eps))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num(
+        &self,
+        py: Python<'_>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Out {
+        to_py(
+            py,
+            run(|| crate::ops::special::nan_to_num(&self.t, nan, posinf, neginf))?,
+        )
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_<'py>(
+        slf: Bound<'py, Self>,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<Bound<'py, Self>> {
+        run(|| crate::ops::special::nan_to_num_(&slf.get().t, nan, posinf, neginf))?;
+        Ok(slf)
+    }
+}

@@ -11,7 +11,7 @@ use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::{
-    Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
 };
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
@@ -41,6 +41,10 @@ pub trait Backend: Send + Sync {
 
     /// The larger / smaller of `a` and `b` with broadcasting, in the real `dtype`.
     fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data>;
+
+    /// `op(a, b)` with broadcasting, both cast to `dtype` first (a real float dtype, or
+    /// an integral one for the integral kinds).
+    fn binary_math(&self, a: &Data, b: &Data, op: BinaryMath, dtype: DType) -> Result<Data>;
 
     /// `a op b` bitwise with broadcasting, in the integral or bool `dtype`.
     fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data>;

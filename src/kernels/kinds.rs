@@ -67,6 +67,37 @@ pub enum Unary {
     Real,
     /// Rounding to an integral value, or the part rounding drops (real floats only).
     Round(Rounding),
+    /// Special functions of real floats (kernels::special).
+    Special(Special),
+    /// Whether the sign bit is set (-0.0 and -NaN too): a bool result, real dtypes.
+    Signbit,
+}
+
+/// Special functions of real floating-point values (no complex kernels, as in torch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    Erfc,
+    Erfinv,
+    Lgamma,
+    /// The polygamma function of order n (0: digamma).
+    Polygamma(u32),
+    /// sin(pi x) / (pi x).
+    Sinc,
+}
+
+impl Special {
+    /// torch's kernel name, in "not implemented for 'ComplexFloat'" errors.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Special::Erfc => "erfc_vml_cpu",
+            Special::Erfinv => "erfinv_vml_cpu",
+            Special::Lgamma => "lgamma_vml_cpu",
+            Special::Polygamma(0) => "digamma",
+            Special::Polygamma(1) => "trigamma",
+            Special::Polygamma(_) => "polygamma",
+            Special::Sinc => "sinc_cpu",
+        }
+    }
 }
 
 /// Rounding functions of real floating-point values.
@@ -108,6 +139,8 @@ impl Unary {
             Unary::Conj => "conj",
             Unary::Real => "real",
             Unary::Round(r) => r.name(),
+            Unary::Special(f) => f.kernel_name(),
+            Unary::Signbit => "signbit",
         }
     }
 
@@ -115,6 +148,7 @@ impl Unary {
     pub fn out_dtype(self, dtype: DType) -> DType {
         match self {
             Unary::Abs | Unary::Real => dtype.to_real(),
+            Unary::Signbit => DType::Bool,
             _ => dtype,
         }
     }
@@ -169,6 +203,56 @@ impl Extremum {
             Extremum::Fmax => "fmax",
             Extremum::Fmin => "fmin",
         }
+    }
+}
+
+/// Elementwise math of two real tensors with broadcasting (ops::binary_math).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BinaryMath {
+    Atan2,
+    Hypot,
+    Copysign,
+    /// The next representable value after `a` towards `b`.
+    Nextafter,
+    /// a * log(b), 0 where a == 0 (NaN where b is).
+    Xlogy,
+    /// a * log1p(b), likewise.
+    Xlog1py,
+    Logaddexp,
+    Logaddexp2,
+    /// Division rounded towards -inf / towards zero (integers too; a zero divisor of
+    /// integers is torch's ZeroDivisionError; INT_MIN / -1 wraps).
+    DivFloor,
+    DivTrunc,
+    /// Python's modulo (the sign of the divisor) and C's fmod (the sign of the dividend).
+    Remainder,
+    Fmod,
+}
+
+impl BinaryMath {
+    /// torch's kernel name, in "not implemented for 'Bool'" errors.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            BinaryMath::Atan2 => "atan2_cpu",
+            BinaryMath::Hypot => "hypot_cpu",
+            BinaryMath::Copysign => "copysign_cpu",
+            BinaryMath::Nextafter => "nextafter_cpu",
+            BinaryMath::Xlogy => "xlogy_cpu",
+            BinaryMath::Xlog1py => "xlog1py_cpu",
+            BinaryMath::Logaddexp => "logaddexp_cpu",
+            BinaryMath::Logaddexp2 => "logaddexp2_cpu",
+            BinaryMath::DivFloor => "div_floor_cpu",
+            BinaryMath::DivTrunc => "div_trunc_cpu",
+            BinaryMath::Remainder => "remainder_cpu",
+            BinaryMath::Fmod => "fmod_cpu",
+        }
+    }
+    /// Whether integer dtypes compute as integers (the others promote to float).
+    pub fn integral(self) -> bool {
+        matches!(
+            self,
+            BinaryMath::DivFloor | BinaryMath::DivTrunc | BinaryMath::Remainder | BinaryMath::Fmod
+        )
     }
 }
 

@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod special;
 pub mod sum;
 pub mod traits;
 pub mod vmath;

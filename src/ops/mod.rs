@@ -28,6 +28,7 @@
 
 pub mod advanced_index;
 pub mod binary;
+pub mod binary_math;
 pub mod bitwise;
 pub mod classify;
 pub mod creation;
@@ -46,6 +47,7 @@ pub mod scan;
 pub mod shape;
 pub mod softmax;
 pub mod sort;
+pub mod special;
 pub mod stats;
 pub mod unary;
 pub mod view;

@@ -16,7 +16,7 @@ use crate::ops::{
 use crate::tensor::Tensor;
 
 /// Integer and bool inputs of floating ops compute in the default float dtype.
-fn float_dtype(x: &Tensor) -> DType {
+pub(crate) fn float_dtype(x: &Tensor) -> DType {
     if x.dtype().is_differentiable() {
         x.dtype()
     } else {
@@ -25,7 +25,7 @@ fn float_dtype(x: &Tensor) -> DType {
 }
 
 /// `op` over `x` by its device's backend, computed in `dtype`.
-fn run(x: &Tensor, op: Unary, dtype: DType) -> Result<Outputs> {
+pub(crate) fn run(x: &Tensor, op: Unary, dtype: DType) -> Result<Outputs> {
     Ok(smallvec![wrap(backend(x)?.unary(&x.data(), op, dtype)?)])
 }
 
@@ -71,6 +71,8 @@ macro_rules! float_unary_op {
         pub fn $fn_name(x: &Tensor) -> Result<Tensor> { apply1($ty, std::slice::from_ref(x)) }
     };
 }
+
+pub(crate) use float_unary_op;
 
 float_unary_op!(Exp, exp, "ExpBackward0", Exp, save: SaveRef::Output(0),
     d: |y| Partial::Mul(y.clone()));

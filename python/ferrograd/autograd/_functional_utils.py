@@ -75,8 +75,7 @@ def validate_v(v, other, is_other_tuple):
         if el_v.size() != el_other.size():
             prefix = f"Entry {idx} in " if is_other_tuple else ""
             raise RuntimeError(
-                f"{prefix}v has invalid size: should be {el_other.size()} but got "
-                f"{el_v.size()}."
+                f"{prefix}v has invalid size: should be {el_other.size()} but got {el_v.size()}."
             )
 
 
@@ -141,8 +140,14 @@ def check_requires_grad(tensors, kind, strict):
         )
 
 
-def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
-         is_grads_batched=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    create_graph=False,
+    retain_graph=None,
+    is_grads_batched=False,
+):
     """``autograd.grad`` that skips outputs that are None or do not require grad, and
     answers None for every input when nothing is left to differentiate."""
     if grad_outputs is None:

@@ -365,9 +365,7 @@ def _forward_mode(cls, ctx, inputs, outputs):
     level = forward_ad._current_level
     if level < 0 or _C.is_inference_mode_enabled():
         return
-    tangents = [
-        _C._fw_grad(a, level=level) if isinstance(a, _Tensor) else None for a in inputs
-    ]
+    tangents = [_C._fw_grad(a, level=level) if isinstance(a, _Tensor) else None for a in inputs]
     if all(t is None for t in tangents):
         return
     tangents = [

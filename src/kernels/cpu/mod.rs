@@ -3,6 +3,7 @@
 //! in the submodules, never in ops.
 
 mod arith;
+mod binary_math;
 mod random;
 mod reduce;
 mod scan;
@@ -13,7 +14,7 @@ use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
 use crate::kernels::kinds::{
-    Binary, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
 };
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::{cast_data, data_from};
@@ -44,6 +45,9 @@ impl Backend for Cpu {
     }
     fn extremum(&self, a: &Data, b: &Data, op: Extremum, dtype: DType) -> Result<Data> {
         arith::extremum(a, b, op, dtype)
+    }
+    fn binary_math(&self, a: &Data, b: &Data, op: BinaryMath, dtype: DType) -> Result<Data> {
+        binary_math::binary_math(a, b, op, dtype)
     }
     fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data> {
         arith::bitwise(a, b, op, dtype)

@@ -12,7 +12,7 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::cast_data;
 use crate::kernels::elementwise::{map, map_float};
-use crate::kernels::kinds::{Func, Math, Rounding, Unary};
+use crate::kernels::kinds::{Func, Math, Rounding, Special, Unary};
 use crate::kernels::traits::{Arith, Float, Real};
 use crate::storage::Data;
 
@@ -62,6 +62,16 @@ pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
         },
         Unary::Conj => crate::with_float!(dtype, "conj", T => map::<T, T>(x, |v| v.conj_())),
         Unary::Round(r) => round(x, r, dtype)?,
+        Unary::Special(f) => special(x, f, dtype)?,
+        Unary::Signbit => match dtype {
+            DType::C64 | DType::C128 => {
+                return Err(crate::error::Error::not_implemented(
+                    "signbit is not implemented for complex tensors.",
+                ))
+            }
+            // Integers and bool through f64 keep their sign; floats keep -0.0 and -NaN.
+            d => crate::with_dtype!(d, T => map::<T, bool>(x, |v| v.to_f64().is_sign_negative())),
+        },
         Unary::Real => match dtype {
             DType::C64 => map::<Complex32, f32>(x, |v| v.re),
             DType::C128 => map::<Complex64, f64>(x, |v| v.re),
@@ -95,6 +105,46 @@ fn round(x: &Data, r: Rounding, dtype: DType) -> Result<Data> {
         }
     }))
 }
+
+/// The special functions: real floats in float64 (kernels::special), rounded once;
+/// complex only for sinc (torch has no complex kernels for the others).
+fn special(x: &Data, f: Special, dtype: DType) -> Result<Data> {
+    use crate::kernels::special as sp;
+    fn each<T: Element>(x: &Data, g: fn(f64) -> f64) -> Data {
+        map::<T, T>(x, move |v| T::from_f64(g(v.to_f64())))
+    }
+    match (f, dtype) {
+        (Special::Sinc, DType::C64) => return Ok(map::<Complex32, Complex32>(x, complex_sinc32)),
+        (Special::Sinc, DType::C128) => return Ok(map::<Complex64, Complex64>(x, complex_sinc64)),
+        (_, d) if d.is_complex() || !d.is_floating_point() => {
+            return Err(crate::dtype::unsupported(f.kernel_name(), d))
+        }
+        _ => {}
+    }
+    Ok(crate::with_float!(dtype, f.kernel_name(), T => match f {
+        Special::Erfc => each::<T>(x, sp::erfc),
+        Special::Erfinv => each::<T>(x, sp::erfinv),
+        Special::Lgamma => each::<T>(x, sp::lgamma),
+        Special::Sinc => each::<T>(x, sp::sinc),
+        Special::Polygamma(0) => each::<T>(x, sp::digamma),
+        Special::Polygamma(n) => map::<T, T>(x, move |v| T::from_f64(sp::polygamma(n, v.to_f64()))),
+    }))
+}
+
+/// sin(pi z) / (pi z), 1 at 0 (complex64 and complex128).
+macro_rules! complex_sinc {
+    ($name:ident, $c:ty, $f:ty) => {
+        fn $name(z: $c) -> $c {
+            if z.re == 0.0 && z.im == 0.0 {
+                return <$c>::new(1.0, 0.0);
+            }
+            let p = z.scale(std::f64::consts::PI as $f);
+            p.sin() / p
+        }
+    };
+}
+complex_sinc!(complex_sinc32, Complex32, f32);
+complex_sinc!(complex_sinc64, Complex64, f64);
 
 /// One closure per function, so the match on the kind stays outside the element loop.
 fn func<T: Float>(x: &Data, f: Func) -> Data {
