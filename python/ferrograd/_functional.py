@@ -17,6 +17,14 @@ _BITWISE = (
 )
 globals().update({n: getattr(_T, n) for n in _BITWISE})
 
+# Fused matrix products, diagonals and element-moving copies: the Tensor methods
+# (src/bindings/matrix_methods.rs).
+_MATRIX = (
+    *("addmm", "addmv", "baddbmm", "addbmm", "vdot", "cross", "trace"),
+    *("diag_embed", "diag", "diagflat", "roll", "rot90", "narrow_copy"),
+)
+globals().update({n: getattr(_T, n) for n in _MATRIX})
+
 __all__ = [
     "max",
     "min",
@@ -85,6 +93,7 @@ __all__ = [
     "column_stack",
     "outer",
     *_BITWISE,
+    *_MATRIX,
     "broadcast_to",
     "broadcast_tensors",
     "isclose",
