@@ -2943,6 +2943,266 @@ MATHOPS_DB = (
 MATHOPS_OPS = tuple(op.name for op in MATHOPS_DB)
 
 
+# --- issue 11: matrix and shape ops (matops) ---
+# Ops with their own node in torch (src/ops/matrix_ops.rs, diag.rs, roll.rs): the fused
+# add-products (self broadcast to the product), vdot, cross, trace, diag_embed and the
+# diag / diagflat built on it, roll, rot90, narrow_copy. grad_fn names pinned from
+# torch 2.15.
+
+
+def _np_add_product(product):
+    return lambda s, a, b, beta=1, alpha=1: beta * s + alpha * product(a, b)
+
+
+def _addmm_samples(dtype):
+    make = Maker(dtype, "addmm")
+    return [
+        SampleInput((make(3, 4), make(3, 2), make(2, 4))),
+        SampleInput((make(3, 4), make(3, 2), make(2, 4)), {"beta": 0.5, "alpha": -2}, desc="beta"),
+        SampleInput((make(4), make(3, 2), make(2, 4)), desc="self broadcast (4,)"),
+        SampleInput((make(3, 1), make(3, 2), make(2, 4)), {"alpha": 1.5}, desc="self (3, 1)"),
+        SampleInput((make(), make(3, 2), make(2, 4)), desc="0-dim self"),
+        SampleInput((make(3, 4), make(3, 2), make(2, 4)), {"beta": 0}, desc="beta 0"),
+        SampleInput(
+            (transposed(make(3, 4)), transposed(make(3, 2)), stepped(make(2, 4))), desc="T"
+        ),
+        SampleInput((make(3, 4), make(3, 0), make(0, 4)), desc="zero inner size"),
+        SampleInput((make(0, 4), make(0, 2), make(2, 4)), desc="zero-size"),
+    ]
+
+
+def _addmv_samples(dtype):
+    make = Maker(dtype, "addmv")
+    return [
+        SampleInput((make(3), make(3, 4), make(4))),
+        SampleInput((make(3), make(3, 4), make(4)), {"beta": -1.5, "alpha": 0.5}, desc="beta"),
+        SampleInput((make(1), make(3, 4), make(4)), desc="self broadcast (1,)"),
+        SampleInput((make(), make(3, 4), make(4)), desc="0-dim self"),
+        SampleInput((stepped(make(3)), transposed(make(3, 4)), stepped(make(4))), desc="T"),
+        SampleInput((make(3), make(3, 0), make(0)), desc="zero inner size"),
+    ]
+
+
+def _baddbmm_samples(dtype):
+    make = Maker(dtype, "baddbmm")
+    return [
+        SampleInput((make(2, 3, 4), make(2, 3, 5), make(2, 5, 4))),
+        SampleInput(
+            (make(2, 3, 4), make(2, 3, 5), make(2, 5, 4)), {"beta": 2, "alpha": 0.5}, desc="beta"
+        ),
+        SampleInput((make(3, 4), make(2, 3, 5), make(2, 5, 4)), desc="self broadcast (3, 4)"),
+        SampleInput((make(4), make(2, 3, 5), make(2, 5, 4)), desc="self broadcast (4,)"),
+        SampleInput(
+            (make(2, 3, 4), transposed(make(2, 3, 5)), stepped(make(2, 5, 4))), desc="non-contig"
+        ),
+        SampleInput((make(0, 3, 4), make(0, 3, 5), make(0, 5, 4)), desc="zero batch"),
+    ]
+
+
+def _addbmm_samples(dtype):
+    make = Maker(dtype, "addbmm")
+    return [
+        SampleInput((make(3, 4), make(2, 3, 5), make(2, 5, 4))),
+        SampleInput(
+            (make(3, 4), make(2, 3, 5), make(2, 5, 4)), {"beta": 0.5, "alpha": 2}, desc="beta"
+        ),
+        SampleInput((make(4), make(2, 3, 5), make(2, 5, 4)), desc="self broadcast (4,)"),
+        SampleInput(
+            (transposed(make(3, 4)), transposed(make(2, 3, 5)), make(2, 5, 4)), desc="non-contig"
+        ),
+        SampleInput((make(3, 4), make(0, 3, 5), make(0, 5, 4)), desc="zero batch"),
+    ]
+
+
+def _vdot_samples(dtype):
+    make = Maker(dtype, "vdot")
+    return [
+        SampleInput((make(4), make(4))),
+        SampleInput((stepped(make(5)), make(5)), desc="stepped"),
+        SampleInput((make(0), make(0)), desc="zero-size"),
+    ]
+
+
+def _cross_samples(dtype):
+    make = Maker(dtype, "cross")
+    return [
+        SampleInput((make(4, 3), make(4, 3)), {"dim": 1}),
+        SampleInput((make(3, 4), make(3, 4)), {"dim": 0}, desc="dim 0"),
+        SampleInput((make(1, 3), make(4, 3)), {"dim": -1}, desc="broadcast"),
+        SampleInput((make(2, 1, 3), make(1, 4, 3)), {"dim": 2}, desc="broadcast both"),
+        SampleInput((transposed(make(4, 3)), stepped(make(4, 3))), {"dim": 1}, desc="non-contig"),
+        SampleInput((make(0, 3), make(0, 3)), {"dim": 1}, desc="zero-size"),
+    ]
+
+
+def _np_cross(a, b, dim=-1):
+    return np.cross(a, b, axis=dim)
+
+
+def _trace_samples(dtype):
+    make = Maker(dtype, "trace")
+    return [
+        SampleInput((make(3, 4),)),
+        SampleInput((make(3, 3),), desc="square"),
+        SampleInput((transposed(make(4, 3)),), desc="T"),
+        SampleInput((make(0, 3),), desc="zero-size"),
+    ]
+
+
+def _np_diag_embed(a, offset=0, dim1=-2, dim2=-1):
+    n = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), a.dtype)
+    i = np.arange(a.shape[-1])
+    rows, cols = (i, i + offset) if offset >= 0 else (i - offset, i)
+    out[..., rows, cols] = a
+    rank = a.ndim + 1
+    return np.moveaxis(out, (-2, -1), (dim1 % rank, dim2 % rank))
+
+
+DIAG_EMBED_CASES = (
+    ((3, 4), {}),
+    ((3, 4), {"offset": 1}, None, "offset 1"),
+    ((2, 3), {"offset": -2, "dim1": 0, "dim2": 2}, None, "offset -2, dims 0, 2"),
+    ((2, 3), {"dim1": -1, "dim2": 0}, None, "dims reversed"),
+    ((4,), {}, None, "1-D"),
+    ((4, 3), {"offset": 1}, "T", "transposed"),
+    ((0, 3), {}, None, "zero-size"),
+)
+
+
+def _diag_samples(dtype):
+    make = Maker(dtype, "diag")
+    return [
+        SampleInput((make(4),), grad_fn="DiagEmbedBackward0"),
+        SampleInput((make(3),), {"diagonal": 1}, desc="vector, above"),
+        SampleInput((make(3),), {"diagonal": -2}, desc="vector, below"),
+        SampleInput((make(3, 4),), grad_fn="DiagonalBackward0_copy", desc="matrix"),
+        SampleInput((make(3, 4),), {"diagonal": 1}, desc="matrix, above"),
+        SampleInput((make(3, 4),), {"diagonal": -2}, desc="matrix, below"),
+        SampleInput((transposed(make(4, 3)),), {"diagonal": -1}, desc="T"),
+        SampleInput((make(0),), desc="zero-size"),
+    ]
+
+
+def _np_diag(a, diagonal=0):
+    return np.diag(a, diagonal)
+
+
+def _diagflat_samples(dtype):
+    make = Maker(dtype, "diagflat")
+    return [
+        SampleInput((make(2, 3),)),
+        SampleInput((make(4),), {"offset": -1}, desc="1-D, below"),
+        SampleInput((make(),), {"offset": 2}, desc="0-dim"),
+        SampleInput((transposed(make(3, 2)),), desc="T"),
+        SampleInput((make(0, 3),), desc="zero-size"),
+    ]
+
+
+def _np_diagflat(a, offset=0):
+    return np.diagflat(a, offset)
+
+
+ROLL_CASES = (
+    ((3, 4), {"shifts": 1, "dims": 0}),
+    ((3, 4), {"shifts": (1, -2), "dims": (0, 1)}, None, "two dims"),
+    ((3, 4), {"shifts": 5}, None, "flattened"),
+    ((3, 4), {"shifts": -7, "dims": 1}, None, "shift past the size"),
+    ((2, 3, 4), {"shifts": 2, "dims": -2}, None, "negative dim"),
+    ((4, 3), {"shifts": 1, "dims": 1}, "T", "transposed"),
+    ((3, 4), {"shifts": 3}, "step", "stepped, flattened"),
+    ((), {"shifts": 1}, None, "0-dim"),
+    ((0, 3), {"shifts": 1, "dims": 0}, None, "zero-size"),
+)
+
+
+def _np_roll(a, shifts, dims=None):
+    return np.roll(a, shifts, dims)
+
+
+ROT90_CASES = (
+    ((3, 4), {}),
+    ((3, 4), {"k": 2}, None, "k 2"),
+    ((3, 4), {"k": -1, "dims": (1, 0)}, None, "k -1, dims reversed"),
+    ((2, 3, 4), {"k": 3, "dims": (0, 2)}, None, "k 3, 3-D"),
+    ((3, 4), {"k": 4}, None, "k 4"),
+    ((4, 3), {}, "T", "transposed"),
+    ((0, 3), {}, None, "zero-size"),
+)
+
+
+def _np_rot90(a, k=1, dims=(0, 1)):
+    return np.rot90(a, k, axes=dims)
+
+
+NARROW_COPY_CASES = (
+    ((3, 4), {"dim": 1, "start": 1, "length": 2}),
+    # (no negative start: torch 2.15's NarrowCopyBackward0 fails on one)
+    ((2, 3, 4), {"dim": -1, "start": 0, "length": 3}, None, "negative dim"),
+    ((4, 3), {"dim": 0, "start": 1, "length": 2}, "T", "transposed"),
+    ((3, 4), {"dim": 1, "start": 2, "length": 0}, None, "zero length"),
+    ((0, 3), {"dim": 1, "start": 1, "length": 2}, None, "zero-size"),
+)
+
+
+def _np_narrow_copy(a, dim, start, length):
+    start = start % a.shape[dim] if start < 0 else start
+    return np.take(a, np.arange(start, start + length), axis=dim)
+
+
+MATOPS_DB: list[OpInfo] = [
+    *_issue11(
+        late_op("addmm", _np_add_product(np.matmul), _addmm_samples, "AddmmBackward0",
+                supports_complex=True),
+        late_op("addmv", _np_add_product(np.matmul), _addmv_samples, "AddmvBackward0",
+                supports_complex=True),
+        late_op("baddbmm", _np_add_product(np.matmul), _baddbmm_samples, "BaddbmmBackward0",
+                supports_complex=True),
+        late_op(
+            "addbmm",
+            _np_add_product(lambda a, b: np.matmul(a, b).sum(0)),
+            _addbmm_samples,
+            "AddbmmBackward0",
+            supports_complex=True,
+        ),
+        late_op("vdot", np.vdot, _vdot_samples, "VdotBackward0", supports_complex=True),
+        late_op("cross", _np_cross, _cross_samples, "LinalgCrossBackward0", supports_complex=True),
+        late_op("trace", np.trace, _trace_samples, "TraceBackward0", supports_complex=True),
+        late_one_tensor(
+            "diag_embed",
+            _np_diag_embed,
+            *DIAG_EMBED_CASES,
+            grad_fn_name="DiagEmbedBackward0",
+            supports_complex=True,
+        ),
+        late_op("diag", _np_diag, _diag_samples, supports_complex=True),
+        late_op("diagflat", _np_diagflat, _diagflat_samples, "DiagEmbedBackward0",
+                supports_complex=True),
+        late_one_tensor("roll", _np_roll, *ROLL_CASES, grad_fn_name="RollBackward0",
+                        supports_complex=True),
+        late_one_tensor("rot90", _np_rot90, *ROT90_CASES, grad_fn_name="Rot90Backward0",
+                        supports_complex=True),
+        late_one_tensor(
+            "narrow_copy",
+            _np_narrow_copy,
+            *NARROW_COPY_CASES,
+            grad_fn_name="NarrowCopyBackward0",
+            supports_complex=True,
+        ),
+    ),
+    _linalg(
+        "cross",
+        lambda a, b, **kwargs: torch.linalg.cross(a, b, **kwargs),
+        _np_cross,
+        _cross_samples,
+        "LinalgCrossBackward0",
+        supports_complex=True,
+    ),
+]
+ISSUE11_DB += MATOPS_DB
+
+#: The matrix and shape ops' entries, which test_ops checks exist.
+MATOPS_OPS = tuple(op.name for op in MATOPS_DB)
 
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
@@ -2972,6 +3232,7 @@ ISSUE11_OPS = (
     *INDEXING_OPS,
     *SORT_OPS,
     *INDEX_WRITE_OPS,
+    *MATOPS_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

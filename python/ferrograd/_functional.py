@@ -33,6 +33,13 @@ def polygamma(n, input):
     """torch.polygamma(n, input): the order comes first in the module function."""
     return input.polygamma(n)
 
+# Fused matrix products, diagonals and element-moving copies: the Tensor methods
+# (src/bindings/matrix_methods.rs).
+_MATRIX = (
+    *("addmm", "addmv", "baddbmm", "addbmm", "vdot", "cross", "trace"),
+    *("diag_embed", "diag", "diagflat", "roll", "rot90", "narrow_copy"),
+)
+globals().update({n: getattr(_T, n) for n in _MATRIX})
 
 __all__ = [
     "logit",
@@ -118,6 +125,7 @@ __all__ = [
     "column_stack",
     "outer",
     *_BITWISE,
+    *_MATRIX,
     "broadcast_to",
     "broadcast_tensors",
     "isclose",

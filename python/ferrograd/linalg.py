@@ -1,13 +1,19 @@
 """``ferrograd.linalg``: the part of ``torch.linalg`` built from other ops (torch's
-CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias)."""
+CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and cross
+(LinalgCrossBackward0, the Tensor method with linalg's default dim)."""
 
 from . import _C
 from ._composite import _shape
 from ._functional import _C_TYPE
 
-__all__ = ["matmul", "multi_dot", "vecdot"]
+__all__ = ["cross", "matmul", "multi_dot", "vecdot"]
 
 matmul = _C.Tensor.matmul
+
+
+def cross(input, other, *, dim=-1):
+    return input.cross(other, dim)
+
 
 # The names torch's multi_dot message gives dtypes (caffe2's TypeMeta names).
 _TYPE_META = {

@@ -14,6 +14,7 @@ pub mod gc;
 pub mod hooks;
 pub mod index_methods;
 pub mod indexing;
+pub mod matrix_methods;
 pub mod memory;
 pub mod op_table;
 pub mod profiler;

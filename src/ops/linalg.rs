@@ -90,7 +90,7 @@ fn shape_error(a: &Tensor, b: &Tensor) -> Error {
 }
 
 /// The conjugate transpose of the last two dims.
-fn mh(t: &Tensor) -> Result<Tensor> {
+pub(crate) fn mh(t: &Tensor) -> Result<Tensor> {
     conj(&transpose(t, -2, -1)?)
 }
 

@@ -5,13 +5,16 @@ use crate::dtype::{DType, Scalar};
 use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
+use crate::ops::diag::{DiagEmbed, DiagonalCopy};
 use crate::ops::extrema::{Amax, Pairwise};
 use crate::ops::index::{IndexSelect, MaskedFill, Scatter};
 use crate::ops::inplace::{Copy, Fill};
 use crate::ops::join::Stack;
 use crate::ops::linalg::{Bmm, Dot, Gather, Mm, Mv, ScatterIntoZeros};
+use crate::ops::matrix_ops::{AddProduct, Cross, Product, Trace, Vdot};
 use crate::ops::prod::Prod;
 use crate::ops::reduce::{Extreme, ExtremeAll, ExtremeDim, Sum};
+use crate::ops::roll::{NarrowCopy, Roll, Rot90};
 use crate::ops::rounding::Round;
 use crate::ops::scan::Cumsum;
 use crate::ops::shape::{Flip, Repeat, Triangle};
@@ -804,5 +807,127 @@ pub fn cases() -> Vec<Case> {
             },
             one,
         ),
+        // issue 11, matrix and shape ops (matops): self broadcasts in the add-products
+        c(
+            "addmm",
+            true,
+            |d| add_product(Product::Mm, d),
+            |d| vec![randn(&[4], d), randn(&[3, 2], d), randn(&[2, 4], d)],
+        ),
+        c(
+            "addmv",
+            true,
+            |d| add_product(Product::Mv, d),
+            |d| vec![randn(&[1], d), randn(&[3, 4], d), randn(&[4], d)],
+        ),
+        c(
+            "baddbmm",
+            true,
+            |d| add_product(Product::Bmm, d),
+            |d| {
+                vec![
+                    randn(&[3, 4], d),
+                    randn(&[2, 3, 5], d),
+                    randn(&[2, 5, 4], d),
+                ]
+            },
+        ),
+        c(
+            "addbmm",
+            true,
+            |d| add_product(Product::SumBmm, d),
+            |d| {
+                vec![
+                    randn(&[3, 4], d),
+                    randn(&[2, 3, 5], d),
+                    randn(&[2, 5, 4], d),
+                ]
+            },
+        ),
+        c(
+            "vdot",
+            true,
+            |_| Box::new(Vdot),
+            |d| vec![randn(&[4], d), randn(&[4], d)],
+        ),
+        c(
+            "linalg_cross",
+            true,
+            |_| Box::new(Cross { dim: 1 }),
+            |d| vec![randn(&[4, 3], d), randn(&[1, 3], d)],
+        ),
+        c("trace", true, |_| Box::new(Trace), one),
+        c(
+            "diag_embed",
+            true,
+            |_| {
+                Box::new(DiagEmbed {
+                    offset: 1,
+                    dim1: 0,
+                    dim2: 2,
+                })
+            },
+            one,
+        ),
+        c(
+            "diagonal_copy",
+            true,
+            |_| {
+                Box::new(DiagonalCopy {
+                    offset: -1,
+                    dim1: 0,
+                    dim2: 1,
+                })
+            },
+            one,
+        ),
+        c(
+            "roll",
+            true,
+            |_| {
+                Box::new(Roll {
+                    shifts: [1, -2][..].into(),
+                    dims: [0, 1][..].into(),
+                })
+            },
+            one,
+        ),
+        c(
+            "roll_flattened",
+            true,
+            |_| {
+                Box::new(Roll {
+                    shifts: [5][..].into(),
+                    dims: Default::default(),
+                })
+            },
+            one,
+        ),
+        c(
+            "rot90",
+            true,
+            |_| Box::new(Rot90 { k: 1, dims: [0, 1] }),
+            one,
+        ),
+        c(
+            "narrow_copy",
+            true,
+            |_| {
+                Box::new(NarrowCopy {
+                    dim: 1,
+                    start: 1,
+                    length: 2,
+                })
+            },
+            one,
+        ),
     ]
+}
+
+fn add_product(product: Product, d: DType) -> Box<dyn Op> {
+    Box::new(AddProduct {
+        product,
+        beta: scalar(0.5, -1.0, d),
+        alpha: scalar(-1.5, 0.5, d),
+    })
 }
