@@ -2634,7 +2634,7 @@ def _take_samples(dtype):
     ]
 
 
-def _mask(*rows):
+def _rows(*rows):
     return np.array(rows, bool)
 
 
@@ -2647,10 +2647,10 @@ def _masked_select_samples(dtype):
     make = Maker(dtype, "masked_select")
     return [
         SampleInput((make(3, 4),), {"mask": make(3, 4) > 0}),
-        SampleInput((make(3, 1),), {"mask": _mask(True, False, True, True)}, desc="x broadcasts"),
-        SampleInput((make(3, 4),), {"mask": _mask([True], [False], [True])}, desc="mask broadcasts"),
-        SampleInput((stepped(make(3, 4)),), {"mask": _mask(False, True, True, False)}),
-        SampleInput((make(0, 4),), {"mask": _mask(True, False, True, True)}, desc="zero-size"),
+        SampleInput((make(3, 1),), {"mask": _rows(True, False, True, True)}, desc="x broadcasts"),
+        SampleInput((make(3, 4),), {"mask": _rows([True], [False], [True])}, desc="mask bcast"),
+        SampleInput((stepped(make(3, 4)),), {"mask": _rows(False, True, True, False)}),
+        SampleInput((make(0, 4),), {"mask": _rows(True, False, True, True)}, desc="zero-size"),
     ]
 
 
@@ -2664,9 +2664,9 @@ def _masked_scatter_samples(dtype):
     make = Maker(dtype, "masked_scatter")
     return [
         SampleInput((make(3, 4), make(12)), {"mask": make(3, 4) > 0}),
-        SampleInput((make(3, 4), make(2, 5)), {"mask": _mask([True], [False], [True])}),
-        SampleInput((transposed(make(3, 4)), make(7)), {"mask": _mask(False, True, False, True)}),
-        SampleInput((make(0, 4), make(2)), {"mask": _mask(True, False, True, True)}, desc="zero"),
+        SampleInput((make(3, 4), make(2, 5)), {"mask": _rows([True], [False], [True])}),
+        SampleInput((transposed(make(3, 4)), make(7)), {"mask": _rows(False, True, False, True)}),
+        SampleInput((make(0, 4), make(2)), {"mask": _rows(True, False, True, True)}, desc="zero"),
     ]
 
 
