@@ -278,7 +278,7 @@ impl Op for NarrowCopy {
         Ok(smallvec![Some(restride(&ctx.grad(0)?, part, full)?)])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        linear_jvp(ctx, |t| apply1(self.clone(), std::slice::from_ref(t)))
+        linear_jvp(ctx, |t| apply1(*self, std::slice::from_ref(t)))
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
         batch_reduction(ctx, |shift| NarrowCopy {
