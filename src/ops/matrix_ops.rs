@@ -103,6 +103,15 @@ impl Product {
     }
 }
 
+/// A bilinear op's saves: each of the two factors at `first` and `first + 1`, kept only
+/// when the other one needs a gradient.
+fn save_factors(needs: &[bool], first: usize) -> SmallVec<[Option<SaveRef>; 2]> {
+    smallvec![
+        needs[first + 1].then_some(SaveRef::Input(first)),
+        needs[first].then_some(SaveRef::Input(first + 1))
+    ]
+}
+
 fn conj_scalar(s: Scalar) -> Scalar {
     match s {
         Scalar::Complex(c) => Scalar::Complex(c.conj()),
@@ -168,10 +177,7 @@ impl Op for AddProduct {
         Ok(smallvec![out])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![
-            needs[2].then_some(SaveRef::Input(1)),
-            needs[1].then_some(SaveRef::Input(2))
-        ]
+        save_factors(needs, 1)
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -469,10 +475,7 @@ impl Op for Vdot {
         Ok(smallvec![out])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![
-            needs[1].then_some(SaveRef::Input(0)),
-            needs[0].then_some(SaveRef::Input(1))
-        ]
+        save_factors(needs, 0)
     }
     /// torch's formulas: grad_self = conj(g) * other, grad_other = g * self.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
@@ -560,10 +563,7 @@ impl Op for Cross {
         Ok(smallvec![composite(inputs, |p| self.compute(&p[0], &p[1]))?])
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![
-            needs[1].then_some(SaveRef::Input(0)),
-            needs[0].then_some(SaveRef::Input(1))
-        ]
+        save_factors(needs, 0)
     }
     /// torch's formulas: cross(conj(other), g) and cross(g, conj(self)); the engine sums
     /// broadcast gradients back.
