@@ -29,9 +29,18 @@ fn at_dim(dim: usize, index: Tensor) -> Vec<Option<Tensor>> {
     indices
 }
 
-/// A tangent, or zeros like `like`.
-fn or_zeros(t: Option<&Tensor>, like: &Tensor) -> Result<Tensor> {
-    t.cloned().map_or_else(|| zeros_like(like), Ok)
+/// The jvp of an op with inputs `[x, index or mask, source]`, linear in (x, source):
+/// the same op over their tangents (zeros for a missing one).
+fn write_jvp<O: Op>(ctx: &JvpCtx, op: O) -> Result<Tangents> {
+    let (tx, ts) = (ctx.tangent(0), ctx.tangent(2));
+    if tx.is_none() && ts.is_none() {
+        return Ok(smallvec![None]);
+    }
+    let or_zeros =
+        |t: Option<&Tensor>, like: &Tensor| t.cloned().map_or_else(|| zeros_like(like), Ok);
+    let (x, picks, source) = (&ctx.primals[0], &ctx.primals[1], &ctx.primals[2]);
+    let inputs = [or_zeros(tx, x)?, picks.clone(), or_zeros(ts, source)?];
+    Ok(smallvec![Some(apply1(op, &inputs)?)])
 }
 
 // ---------------------------------------------------------------- index_add / index_copy
@@ -120,13 +129,7 @@ impl Op for IndexWrite {
         Ok(smallvec![gx, None, gsource])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let (tx, ts) = (ctx.tangent(0), ctx.tangent(2));
-        if tx.is_none() && ts.is_none() {
-            return Ok(smallvec![None]);
-        }
-        let (x, idx, source) = (&ctx.primals[0], &ctx.primals[1], &ctx.primals[2]);
-        let inputs = [or_zeros(tx, x)?, idx.clone(), or_zeros(ts, source)?];
-        Ok(smallvec![Some(apply1(*self, &inputs)?)])
+        write_jvp(ctx, *self)
     }
     /// x and source batched alike in front, written one dim further in; a batched
     /// index has no rule.
@@ -463,13 +466,7 @@ impl Op for MaskedScatter {
         Ok(smallvec![gx, None, gsource])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let (tx, ts) = (ctx.tangent(0), ctx.tangent(2));
-        if tx.is_none() && ts.is_none() {
-            return Ok(smallvec![None]);
-        }
-        let (x, mask, source) = (&ctx.primals[0], &ctx.primals[1], &ctx.primals[2]);
-        let inputs = [or_zeros(tx, x)?, mask.clone(), or_zeros(ts, source)?];
-        Ok(smallvec![Some(apply1(MaskedScatter, &inputs)?)])
+        write_jvp(ctx, MaskedScatter)
     }
     /// With the mask shared by every example: each example's source fills the same
     /// positions of its x.
