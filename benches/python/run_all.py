@@ -21,6 +21,7 @@ SCRIPTS = (
     "bench_func.py",
     "bench_profiler.py",
     "bench_reductions.py",
+    "bench_sort_index.py",
 )
 
 

@@ -101,8 +101,30 @@ pub trait Backend: Send + Sync {
         accumulate: bool,
     ) -> Result<Data>;
 
-    /// Each line of `x` along `dim` sorted, or its median, with the source indices
-    /// (see `kinds::SortKind`). A line's median needs a nonempty line.
+    /// `index_select`: the slices of `src` along `dim` at a 1-d int64 `index`, in its
+    /// order; the inner `Err` is the first index out of range (negatives included).
+    fn index_select(
+        &self,
+        src: &Data,
+        dim: usize,
+        index: &Data,
+    ) -> Result<std::result::Result<Data, i64>>;
+
+    /// `index_copy` / `index_add`: a copy of `x` with the slices of `src` along `dim`
+    /// written (added when `accumulate`) at a 1-d int64 `index`, in index order; the
+    /// inner `Err` is the first index out of range.
+    fn index_write(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<std::result::Result<Data, i64>>;
+
+    /// What `kind` keeps of each line of `x` along `dim` (the sorted line, its top k, its
+    /// k-th value or median), with the source indices (see `kinds::SortKind`). The
+    /// one-element kinds need nonempty lines.
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)>;
 
     /// An int64 index checked against a dim of `size` and wrapped (negatives count from

@@ -1,10 +1,22 @@
-//! Gather / scatter-add along one dim (used by max/min along a dim and their rules).
+//! Gather / scatter along one dim, and whole-slice selects and writes along one dim
+//! (index_select, index_add / index_copy, and advanced indexing's rows form).
+//!
+//! Note: no per-element div/mod. A kernel walks its index row by row: the storage offset
+//! of each row's start comes from an odometer over the leading dims (`Layout::offsets`),
+//! and the row itself is a strided or contiguous run. Gathers and selects split rows over
+//! the pool (each output element is written once, so threads cannot change results);
+//! writes that may add into the same element twice run in index order on one thread.
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::kernels::contiguous_data;
 use crate::kernels::traits::Arith;
-use crate::shape::contiguous_strides;
+use crate::kernels::{contiguous_data, on_pool, PARALLEL_GRAIN};
+use crate::layout::Layout;
+use crate::shape::{contiguous_strides, Dims};
 use crate::storage::Data;
 
 fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
@@ -16,28 +28,110 @@ fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
     Ok(i as usize)
 }
 
+/// Output rows per task when a kernel splits its rows over the pool.
+fn rows_per_task(row_len: usize) -> usize {
+    (PARALLEL_GRAIN / 8 / row_len.max(1)).max(1)
+}
+
+/// The walk of an index of shape `ishape` (a scalar counts as `[1]`) over a row-major
+/// tensor of `shape`: the storage offset where each index row starts (the index's last
+/// dim is a row; `dim` contributes nothing, the index supplies it), the row length,
+/// and the strides along the row and along `dim`.
+struct RowWalk {
+    starts: Vec<usize>,
+    row_len: usize,
+    row_stride: usize,
+    dim_stride: usize,
+    /// Whether the row runs along `dim` itself (the index's last dim is `dim`).
+    along_dim: bool,
+}
+
+impl RowWalk {
+    fn new(ishape: &[usize], shape: &[usize], dim: usize) -> Result<RowWalk> {
+        // A scalar is a one-element line here.
+        let one: Dims = smallvec::smallvec![1];
+        let ishape = if ishape.is_empty() { &one[..] } else { ishape };
+        let shape = if shape.is_empty() { &one[..] } else { shape };
+        if ishape.len() != shape.len() {
+            return Err(Error::runtime(
+                "Index tensor must have the same number of dimensions as input tensor",
+            ));
+        }
+        let strides = contiguous_strides(shape);
+        let last = ishape.len() - 1;
+        let mut lead_strides: Dims = strides[..last].into();
+        if dim < last {
+            lead_strides[dim] = 0;
+        }
+        let lead = Layout {
+            shape: ishape[..last].into(),
+            strides: lead_strides,
+            offset: 0,
+        };
+        Ok(RowWalk {
+            starts: lead.offsets().collect(),
+            row_len: ishape[last],
+            row_stride: strides[last],
+            dim_stride: strides[dim.min(last)],
+            along_dim: dim == last,
+        })
+    }
+
+    /// Where element `j` of a row starting at `start` lands, `ix` along `dim`.
+    #[inline]
+    fn at(&self, start: usize, j: usize, ix: usize) -> usize {
+        if self.along_dim {
+            start + ix * self.dim_stride
+        } else {
+            start + j * self.row_stride + ix * self.dim_stride
+        }
+    }
+}
+
 /// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
 pub fn gather<T: Element>(src: &Data, dim: usize, index: &Data) -> Result<Vec<T>> {
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
     let (idx, data) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
-    let ishape = &index.layout().shape;
     let sshape = &src.layout().shape;
-    let sstrides = contiguous_strides(sshape);
-    let istrides = contiguous_strides(ishape);
-    let mut out = Vec::with_capacity(idx.len());
-    for (flat, &ix) in idx.iter().enumerate() {
-        let mut off = 0;
-        for d in 0..ishape.len() {
-            let c = (flat / istrides[d]) % ishape[d].max(1);
-            let c = if d == dim {
-                check_index(ix, sshape[d], d)?
-            } else {
-                c
-            };
-            off += c * sstrides[d];
-        }
-        out.push(data[off]);
+    let size = sshape.get(dim).copied().unwrap_or(1);
+    let walk = RowWalk::new(&index.layout().shape, sshape, dim)?;
+    let n = idx.len();
+    if n == 0 {
+        return Ok(Vec::new());
     }
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let rows = rows_per_task(walk.row_len);
+    let task = |(t, (d, ix)): (usize, (&mut [MaybeUninit<T>], &[i64]))| -> Result<()> {
+        let starts = &walk.starts[t * rows..];
+        for ((d, ix), &start) in d
+            .chunks_mut(walk.row_len)
+            .zip(ix.chunks(walk.row_len))
+            .zip(starts)
+        {
+            for (j, (o, &i)) in d.iter_mut().zip(ix).enumerate() {
+                o.write(data[walk.at(start, j, check_index(i, size, dim)?)]);
+            }
+        }
+        Ok(())
+    };
+    let chunk = rows * walk.row_len;
+    if n >= PARALLEL_GRAIN {
+        on_pool(|| {
+            dst.par_chunks_mut(chunk)
+                .zip(idx.par_chunks(chunk))
+                .enumerate()
+                .try_for_each(task)
+        })?;
+    } else {
+        dst.chunks_mut(chunk)
+            .zip(idx.chunks(chunk))
+            .enumerate()
+            .try_for_each(task)?;
+    }
+    // SAFETY: every element of `dst` was written: the chunks of `dst` and of the index
+    // pair up exactly, and a task that failed returned the error before this line.
+    unsafe { out.set_len(n) };
     Ok(out)
 }
 
@@ -54,8 +148,8 @@ pub fn scatter_add<T: Arith>(
 }
 
 /// `out` (row-major over `bshape`) with src[i] written at out[..., index[i], ...] along
-/// `dim` (added when `accumulate`, else the last write wins). The callers have checked
-/// that index fits in both `src` and `bshape` apart from `dim`.
+/// `dim` (added when `accumulate`, else the last write wins), in index order. The
+/// callers have checked that index fits in both `src` and `bshape` apart from `dim`.
 pub fn scatter_into<T: Arith>(
     mut out: Vec<T>,
     bshape: &[usize],
@@ -67,26 +161,126 @@ pub fn scatter_into<T: Arith>(
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let ishape = &index.layout().shape;
-    let ostrides = contiguous_strides(bshape);
-    let istrides = contiguous_strides(ishape);
-    let vstrides = contiguous_strides(&src.layout().shape);
-    for (flat, &ix) in idx.iter().enumerate() {
-        let (mut off, mut voff) = (0, 0);
-        for d in 0..ishape.len() {
-            let c = (flat / istrides[d]) % ishape[d].max(1);
-            voff += c * vstrides[d];
-            let c = if d == dim {
-                check_index(ix, bshape[d], d)?
-            } else {
-                c
-            };
-            off += c * ostrides[d];
+    let size = bshape.get(dim).copied().unwrap_or(1);
+    let to = RowWalk::new(ishape, bshape, dim)?;
+    // The values are read at the index's own positions: `dim` walks like any other dim.
+    let from = RowWalk::new(ishape, &src.layout().shape, usize::MAX)?;
+    if idx.is_empty() {
+        return Ok(out);
+    }
+    for ((ix, &start), &vstart) in idx.chunks(to.row_len).zip(&to.starts).zip(&from.starts) {
+        for (j, &i) in ix.iter().enumerate() {
+            let o = to.at(start, j, check_index(i, size, dim)?);
+            let v = vals[vstart + j * from.row_stride];
+            out[o] = if accumulate { out[o] + v } else { v };
         }
-        out[off] = if accumulate {
-            out[off] + vals[voff]
-        } else {
-            vals[voff]
-        };
+    }
+    Ok(out)
+}
+
+/// A row-major shape split around `dim`: the element counts before it, along it and
+/// after it (a scalar is one element along its only dim).
+fn around(shape: &[usize], dim: usize) -> (usize, usize, usize) {
+    let outer = shape[..dim.min(shape.len())].iter().product();
+    let len = shape.get(dim).copied().unwrap_or(1);
+    let inner = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
+    (outer, len, inner)
+}
+
+/// The first index outside `0..len`.
+fn first_out_of_range(index: &[i64], len: usize) -> Option<i64> {
+    index.iter().copied().find(|&i| i < 0 || i as usize >= len)
+}
+
+/// `index_select`: `out[o, k, i] = src[o, index[k], i]`, splitting `src` around `dim`
+/// (out has index.len() along `dim`). `Err(i)`: the first index out of range.
+pub fn select_rows<T: Element>(
+    src: &Data,
+    dim: usize,
+    index: &[i64],
+) -> std::result::Result<Vec<T>, i64> {
+    let (outer, len, inner) = around(&src.layout().shape, dim);
+    if let Some(bad) = first_out_of_range(index, len) {
+        return Err(bad);
+    }
+    let n = outer * index.len() * inner;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let data = unsafe { contiguous_data::<T>(src) };
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let rows = rows_per_task(inner);
+    // Output row r is slice (o, k) = (r / index.len(), r % index.len()).
+    let task = |(t, d): (usize, &mut [MaybeUninit<T>])| {
+        let first = t * rows;
+        let (mut o, mut k) = (first / index.len(), first % index.len());
+        for row in d.chunks_mut(inner) {
+            let start = (o * len + index[k] as usize) * inner;
+            for (x, &v) in row.iter_mut().zip(&data[start..start + inner]) {
+                x.write(v);
+            }
+            k += 1;
+            if k == index.len() {
+                (o, k) = (o + 1, 0);
+            }
+        }
+    };
+    if n >= PARALLEL_GRAIN {
+        on_pool(|| dst.par_chunks_mut(rows * inner).enumerate().for_each(task));
+    } else {
+        dst.chunks_mut(rows * inner).enumerate().for_each(task);
+    }
+    // SAFETY: every element of `dst` was written: its chunks are whole rows of `inner`.
+    unsafe { out.set_len(n) };
+    Ok(out)
+}
+
+/// `index_copy` / `index_add` along `dim`: `out` (row-major over `shape`) with
+/// `src[o, k, i]` written (added when `accumulate`) at `out[o, index[k], i]`, in index
+/// order, so repeated indices add up in order and the last copy wins.
+/// `Err(i)`: the first index out of range.
+pub fn write_rows<T: Arith>(
+    mut out: Vec<T>,
+    shape: &[usize],
+    dim: usize,
+    index: &[i64],
+    src: &Data,
+    accumulate: bool,
+) -> std::result::Result<Vec<T>, i64> {
+    let (outer, len, inner) = around(shape, dim);
+    if let Some(bad) = first_out_of_range(index, len) {
+        return Err(bad);
+    }
+    if outer * index.len() * inner == 0 {
+        return Ok(out);
+    }
+    // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
+    let vals = unsafe { contiguous_data::<T>(src) };
+    let slab = |(dst, from): (&mut [T], &[T])| {
+        for (&i, row) in index.iter().zip(from.chunks(inner)) {
+            let start = i as usize * inner;
+            let to = &mut dst[start..start + inner];
+            if accumulate {
+                to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v);
+            } else {
+                to.copy_from_slice(row);
+            }
+        }
+    };
+    // Slabs (one `o` each) are disjoint, so they can go to different threads.
+    let (slab_len, from_len) = (len * inner, index.len() * inner);
+    if outer > 1 && outer * from_len >= PARALLEL_GRAIN {
+        on_pool(|| {
+            out.par_chunks_mut(slab_len)
+                .zip(vals.par_chunks(from_len))
+                .for_each(slab)
+        });
+    } else {
+        out.chunks_mut(slab_len)
+            .zip(vals.chunks(from_len))
+            .for_each(slab);
     }
     Ok(out)
 }
@@ -132,16 +326,28 @@ pub fn nonzero(mask: &Data) -> (usize, Vec<i64>) {
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
     let vals = unsafe { contiguous_data::<bool>(mask) };
     let shape = &mask.layout().shape;
-    let strides = contiguous_strides(shape);
+    let Some((&row_len, lead)) = shape.split_last() else {
+        return (usize::from(vals.first() == Some(&true)), Vec::new());
+    };
+    if row_len == 0 {
+        return (0, Vec::new());
+    }
     let (mut count, mut out) = (0, Vec::new());
-    for (flat, _) in vals.iter().enumerate().filter(|(_, &v)| v) {
-        count += 1;
-        out.extend(
-            strides
-                .iter()
-                .zip(shape.iter())
-                .map(|(&s, &n)| ((flat / s) % n.max(1)) as i64),
-        );
+    // The coordinates of the current row's first element (an odometer over `lead`).
+    let mut at: Dims = smallvec::smallvec![0; lead.len()];
+    for row in vals.chunks(row_len) {
+        for (j, _) in row.iter().enumerate().filter(|(_, &v)| v) {
+            count += 1;
+            out.extend(at.iter().map(|&c| c as i64));
+            out.push(j as i64);
+        }
+        for d in (0..lead.len()).rev() {
+            at[d] += 1;
+            if at[d] < lead[d] {
+                break;
+            }
+            at[d] = 0;
+        }
     }
     (count, out)
 }

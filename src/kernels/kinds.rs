@@ -393,6 +393,11 @@ fn math_name(m: Math) -> &'static str {
 pub enum SortKind {
     /// The whole line, ascending or descending (stable; NaN sorts as the largest).
     Sort { descending: bool },
+    /// The `k` largest (or smallest) in order, ties in line order (as a stable sort's
+    /// first `k`); `k` is at most the line's length.
+    Topk { k: usize, largest: bool },
+    /// The k-th smallest (1-based; as a stable sort's k-th), the dim dropped.
+    Kth { k: usize },
     /// The median: the lower middle of the line; a NaN in the line is the answer (at
     /// its first position), unless `ignore_nan`, when the NaNs are left out.
     Median { ignore_nan: bool },

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::ops::binary::{add, mul_scalar};
 use crate::ops::creation::{arange, zeros, zeros_like};
 use crate::ops::device::{backend, wrap};
-use crate::ops::index::{index_select, Scatter};
+use crate::ops::index::index_select;
 use crate::ops::reduce::sum_to_size;
 use crate::ops::rules::{batch_size, composite, front_or_expand};
 use crate::ops::view::{contiguous, expand, permute, reshape, select};
@@ -148,16 +148,6 @@ impl Plan {
             &expand(&linear, &self.bshape)?,
             &[checked_numel(&self.bshape)?],
         )
-    }
-
-    /// The linear index laid along dim 0 of a `[n, rest...]` rows tensor.
-    fn row_index(&self, linear: &Tensor) -> Result<Tensor> {
-        let rest = self.rest_sizes();
-        let mut line: Dims = smallvec![linear.numel()];
-        line.extend(rest.iter().map(|_| 1));
-        let mut full: Dims = smallvec![linear.numel()];
-        full.extend(rest);
-        expand(&reshape(linear, &line)?, &full)
     }
 }
 
@@ -355,20 +345,17 @@ impl Op for IndexPut {
             let plan = Plan::new(&x.shape(), &self.pos, indices)?;
             let linear = plan.linear(x, indices)?;
             let values = expand(values, &plan.result_shape())?;
-            let scatter = Scatter {
-                dim: 0,
-                value: None,
-                add: self.accumulate,
-            };
-            let rows = apply1(
-                scatter,
-                &[
-                    plan.rows(x)?,
-                    plan.row_index(&linear)?,
-                    contiguous(&plan.lines(&values)?)?,
-                ],
-            )?;
-            Ok(smallvec![contiguous(&plan.unrows(&rows)?)?])
+            let rows = plan.rows(x)?;
+            let written = backend(x)?
+                .index_write(
+                    &rows.data(),
+                    0,
+                    &linear.data(),
+                    &plan.lines(&values)?.data(),
+                    self.accumulate,
+                )?
+                .map_err(|i| Error::runtime(format!("index_put: row {i} out of range")))?;
+            Ok(smallvec![contiguous(&plan.unrows(&wrap(written))?)?])
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {

@@ -287,9 +287,8 @@ impl Op for IndexSelect {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (x, index) = (&inputs[0], &inputs[1]);
-        let full = self.full_index(index, &x.shape())?;
         let out = backend(x)?
-            .gather(&x.data(), self.dim, &full.data())
+            .index_select(&x.data(), self.dim, &index.data())?
             .map_err(|_| Error::index("index out of range in self"))?;
         Ok(smallvec![wrap(out)])
     }
@@ -338,6 +337,12 @@ impl Op for IndexSelect {
 pub fn index_select(x: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let dim = wrap_dim(dim, x.dim())?;
     if x.dim() == 0 {
+        if index.numel() != 1 {
+            return Err(Error::runtime(format!(
+                "index_select(): Index to scalar can have only 1 value, got {} value(s)",
+                index.numel()
+            )));
+        }
         // A scalar is a one-element line here; the result stays a scalar.
         let line = index_select(&reshape(x, &[1])?, 0, index)?;
         return reshape(&line, &[]);

@@ -22,13 +22,6 @@ use crate::ops::{
 use crate::shape::{broadcast_shapes, fmt_dims, wrap_dim};
 use crate::tensor::Tensor;
 
-/// The index list that puts a 1-d `index` at `dim`.
-fn at_dim(dim: usize, index: Tensor) -> Vec<Option<Tensor>> {
-    let mut indices: Vec<Option<Tensor>> = vec![None; dim];
-    indices.push(Some(index));
-    indices
-}
-
 /// The jvp of an op with inputs `[x, index or mask, source]`, linear in (x, source):
 /// the same op over their tangents (zeros for a missing one).
 fn write_jvp<O: Op>(ctx: &JvpCtx, op: O) -> Result<Tangents> {
@@ -95,8 +88,16 @@ impl Op for IndexWrite {
                 Some(Scalar::Int(1)) | None => source.clone(),
                 Some(alpha) => to_dtype(&mul_scalar(source, alpha)?, x.dtype())?,
             };
-            let out = index_put(x, &at_dim(self.dim, wrapped), &values, self.alpha.is_some())?;
-            Ok(smallvec![out])
+            let out = backend(x)?
+                .index_write(
+                    &x.data(),
+                    self.dim,
+                    &wrapped.data(),
+                    &values.data(),
+                    self.alpha.is_some(),
+                )?
+                .map_err(|i| Error::runtime(format!("index_add: index {i} out of range")))?;
+            Ok(smallvec![crate::ops::device::wrap(out)])
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {

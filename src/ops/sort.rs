@@ -10,7 +10,7 @@ use crate::kernels::kinds::SortKind;
 use crate::ops::device::{backend, wrap};
 use crate::ops::linalg::{gather, scatter_into_zeros};
 use crate::ops::rules::{composite, logical_rank, to_front};
-use crate::ops::view::{contiguous, narrow, reshape, squeeze, unsqueeze};
+use crate::ops::view::{contiguous, reshape, squeeze, unsqueeze};
 use crate::ops::{
     apply, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -87,30 +87,21 @@ impl Op for Picked {
                 let out = op.forward(&[line])?;
                 return out.iter().map(|t| reshape(t, &[])).collect();
             }
-            let sort = |descending| -> Result<(Tensor, Tensor)> {
-                let (v, i) =
-                    backend(x)?.sort(&x.data(), self.dim, SortKind::Sort { descending })?;
-                Ok((wrap(v), wrap(i)))
-            };
             let d = self.dim as i64;
+            let kind = match self.pick {
+                Pick::Sort { descending } => SortKind::Sort { descending },
+                Pick::Topk { k, largest } => SortKind::Topk { k, largest },
+                Pick::Kth { k, .. } => SortKind::Kth { k },
+                Pick::Median { ignore_nan, .. } => SortKind::Median { ignore_nan },
+            };
+            let (v, i) = backend(x)?.sort(&x.data(), self.dim, kind)?;
+            let (values, indices) = (wrap(v), wrap(i));
+            // The one-element picks come back with the dim dropped.
             let (values, indices) = match self.pick {
-                Pick::Sort { descending } => sort(descending)?,
-                Pick::Topk { k, largest } => {
-                    let (v, i) = sort(largest)?;
-                    (narrow(&v, d, 0, k as i64)?, narrow(&i, d, 0, k as i64)?)
+                Pick::Kth { .. } | Pick::Median { .. } => {
+                    (unsqueeze(&values, d)?, unsqueeze(&indices, d)?)
                 }
-                Pick::Kth { k, .. } => {
-                    let (v, i) = sort(false)?;
-                    (
-                        narrow(&v, d, k as i64 - 1, 1)?,
-                        narrow(&i, d, k as i64 - 1, 1)?,
-                    )
-                }
-                Pick::Median { ignore_nan, .. } => {
-                    let kind = SortKind::Median { ignore_nan };
-                    let (v, i) = backend(x)?.sort(&x.data(), self.dim, kind)?;
-                    (unsqueeze(&wrap(v), d)?, unsqueeze(&wrap(i), d)?)
-                }
+                _ => (values, indices),
             };
             let finish = |t: &Tensor| -> Result<Tensor> {
                 let t = if self.pick.drops_dim() {

@@ -112,6 +112,39 @@ impl Backend for Cpu {
             data_from(crate::kernels::index::scatter_into::<T>(base, &shape, dim, index, &src, accumulate)?, &shape)
         }))
     }
+    fn index_select(
+        &self,
+        src: &Data,
+        dim: usize,
+        index: &Data,
+    ) -> Result<std::result::Result<Data, i64>> {
+        let mut shape = src.layout().shape.clone();
+        if let Some(n) = shape.get_mut(dim) {
+            *n = index.layout().numel();
+        }
+        // SAFETY: read-only; dropped before returning.
+        let index = unsafe { crate::kernels::contiguous_data::<i64>(index) };
+        Ok(crate::with_dtype!(src.dtype(), T =>
+            crate::kernels::index::select_rows::<T>(src, dim, &index).map(|v| data_from(v, &shape))))
+    }
+    fn index_write(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<std::result::Result<Data, i64>> {
+        let shape = x.layout().shape.clone();
+        // SAFETY: read-only; dropped before returning.
+        let index = unsafe { crate::kernels::contiguous_data::<i64>(index) };
+        let src = cast_data(src, x.dtype());
+        Ok(crate::with_arith!(x.dtype(), "index_add", T => {
+            let base = crate::kernels::gather_data::<T>(x);
+            crate::kernels::index::write_rows::<T>(base, &shape, dim, &index, &src, accumulate)
+                .map(|v| data_from(v, &shape))
+        }))
+    }
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data> {
         Ok(crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
             data_from(crate::kernels::index::restride::<T>(x, from, to)?, &to.shape)))

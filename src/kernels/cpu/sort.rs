@@ -1,91 +1,169 @@
-//! Sorting along one dim on the CPU (sort, and the medians picked from sorted lines).
+//! Sorting along one dim on the CPU: sort, top-k, k-th value and median of every line.
+//!
+//! Note: sort keys. Each element becomes a `u128`: an order-preserving `u64` key of its
+//! value (NaN the largest and equal to NaN, -0 equal to +0) above its position in the
+//! line. The keys are distinct, so an unstable sort or selection of them gives exactly
+//! what a stable sort of the values would, and needs no comparison callback. Lines are
+//! independent and split over the pool; each one's result does not depend on threads.
 
-use std::cmp::Ordering;
+use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::kernels::kinds::SortKind;
 use crate::kernels::traits::Real;
-use crate::kernels::{data_from, gather_data};
+use crate::kernels::{data_from, gather_data, on_pool, PARALLEL_GRAIN};
 use crate::storage::Data;
 
-/// NaN-aware ascending order: NaN is larger than every number and equal to NaN.
-fn ascending<T: Real>(a: T, b: T) -> Ordering {
-    match (a.is_nan_r(), b.is_nan_r()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+/// An order-preserving key: `a < b` (NaN largest, all NaNs equal, -0 == +0) exactly
+/// when `key(a) < key(b)`.
+fn key<T: Real>(v: T) -> u64 {
+    const SIGN: u64 = 1 << 63;
+    if !T::DTYPE.is_floating_point() {
+        return (v.to_i64() as u64) ^ SIGN;
+    }
+    let x = v.to_f64();
+    if x.is_nan() {
+        return u64::MAX;
+    }
+    // -0 and +0 share a key; otherwise flip negatives so larger magnitude sorts first.
+    let bits = if x == 0.0 { 0 } else { x.to_bits() };
+    if bits & SIGN != 0 {
+        !bits
+    } else {
+        bits | SIGN
     }
 }
 
-/// Values and source indices of every line of `x` along `dim`, per `kind`: the whole
-/// sorted line (same shape as x), or one element (the dim dropped).
+/// A line's element `k` as a sort entry: its key (complemented for descending order)
+/// above its position.
+fn entry<T: Real>(v: T, k: usize, descending: bool) -> u128 {
+    let key = if descending { !key(v) } else { key(v) };
+    (u128::from(key) << 64) | k as u128
+}
+
+fn position(e: u128) -> usize {
+    e as u64 as usize
+}
+
+/// Values and source indices of every line of `x` along `dim`, per `kind`: the sorted
+/// line (same shape as x), the top `k` (`k` along `dim`), or one element (dim dropped).
 pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
     let shape = x.layout().shape.clone();
     let len = shape.get(dim).copied().unwrap_or(1);
     let inner: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
     let outer: usize = shape[..dim.min(shape.len())].iter().product();
+    let kept = match kind {
+        SortKind::Sort { .. } => len,
+        SortKind::Topk { k, .. } => k.min(len),
+        SortKind::Kth { .. } | SortKind::Median { .. } => 1,
+    };
     let mut out_shape = shape.clone();
-    if matches!(kind, SortKind::Median { .. }) && !out_shape.is_empty() {
-        out_shape.remove(dim);
+    match kind {
+        SortKind::Kth { .. } | SortKind::Median { .. } if !out_shape.is_empty() => {
+            out_shape.remove(dim);
+        }
+        _ if !out_shape.is_empty() => out_shape[dim] = kept,
+        _ => {}
     }
-    let out_shape = &out_shape;
     Ok(crate::with_real!(x.dtype(), "sort", T => {
         let v = gather_data::<T>(x);
-        let mut values = Vec::with_capacity(v.len());
-        let mut indices = Vec::with_capacity(v.len());
-        let mut line: Vec<(T, i64)> = Vec::with_capacity(len);
-        // One pass per line, lines in row-major order of the other dims.
-        let mut picked: Vec<(T, i64)> = Vec::with_capacity(outer * inner);
+        let lines = outer * inner;
+        // picked[n * kept..][..kept]: what line n = (o, i) keeps, as sort entries.
+        let mut picked = vec![0u128; lines * kept];
+        let one_line = |n: usize, out: &mut [u128], scratch: &mut Vec<u128>| {
+            let (o, i) = (n / inner, n % inner);
+            let at = |k: usize| v[o * len * inner + k * inner + i];
+            pick_line(len, at, kind, out, scratch);
+        };
+        if kept > 0 {
+            if lines > 1 && lines * len >= PARALLEL_GRAIN / 4 {
+                on_pool(|| {
+                    picked.par_chunks_mut(kept).enumerate().for_each_init(
+                        || Vec::with_capacity(len),
+                        |scratch, (n, out)| one_line(n, out, scratch),
+                    )
+                });
+            } else {
+                let mut scratch = Vec::with_capacity(len);
+                for (n, out) in picked.chunks_mut(kept).enumerate() {
+                    one_line(n, out, &mut scratch);
+                }
+            }
+        }
+        // Lay each line's entries back along `dim`: element (o, k, i) of the output.
+        let total = outer * kept * inner;
+        let mut values: Vec<T> = Vec::with_capacity(total);
+        let mut indices: Vec<i64> = Vec::with_capacity(total);
         for o in 0..outer {
-            for i in 0..inner {
-                line.clear();
-                line.extend((0..len).map(|k| (v[o * len * inner + k * inner + i], k as i64)));
-                match kind {
-                    SortKind::Sort { descending } => {
-                        line.sort_by(|a, b| {
-                            let ord = ascending(a.0, b.0);
-                            if descending { ord.reverse() } else { ord }
-                        });
-                        picked.extend_from_slice(&line);
-                    }
-                    SortKind::Median { ignore_nan } => picked.push(median(&mut line, ignore_nan)),
+            for k in 0..kept {
+                for i in 0..inner {
+                    let p = position(picked[(o * inner + i) * kept + k]);
+                    values.push(v[o * len * inner + p * inner + i]);
+                    indices.push(p as i64);
                 }
             }
         }
-        match kind {
-            SortKind::Sort { .. } => {
-                // `picked` holds lines (o, i) each of `len`; lay them back along `dim`.
-                values.extend_from_slice(&v);
-                indices.resize(v.len(), 0);
-                for (n, chunk) in picked.chunks(len.max(1)).enumerate() {
-                    let (o, i) = (n / inner.max(1), n % inner.max(1));
-                    for (k, &(val, idx)) in chunk.iter().enumerate() {
-                        values[o * len * inner + k * inner + i] = val;
-                        indices[o * len * inner + k * inner + i] = idx;
-                    }
-                }
-            }
-            SortKind::Median { .. } => {
-                let (v, i): (Vec<T>, Vec<i64>) = picked.into_iter().unzip();
-                values = v;
-                indices = i;
-            }
-        }
-        (data_from(values, out_shape), data_from(indices, out_shape))
+        (data_from(values, &out_shape), data_from(indices, &out_shape))
     }))
 }
 
-/// The lower median of a nonempty line (see `SortKind::Median`).
-fn median<T: Real>(line: &mut [(T, i64)], ignore_nan: bool) -> (T, i64) {
-    if !ignore_nan {
-        if let Some(&nan) = line.iter().find(|(v, _)| v.is_nan_r()) {
-            return nan;
+/// What `kind` keeps of one line of `len` elements (`at(k)`), as sort entries in `out`
+/// (`out.len()` of them); `scratch` is reused between lines.
+fn pick_line<T: Real>(
+    len: usize,
+    at: impl Fn(usize) -> T,
+    kind: SortKind,
+    out: &mut [u128],
+    scratch: &mut Vec<u128>,
+) {
+    let descending = matches!(
+        kind,
+        SortKind::Sort { descending: true } | SortKind::Topk { largest: true, .. }
+    );
+    scratch.clear();
+    scratch.extend((0..len).map(|k| entry(at(k), k, descending)));
+    match kind {
+        SortKind::Sort { .. } => {
+            scratch.sort_unstable();
+            out.copy_from_slice(scratch);
         }
+        SortKind::Topk { k, .. } => {
+            if k < len {
+                scratch.select_nth_unstable(k);
+            }
+            let top = &mut scratch[..k];
+            top.sort_unstable();
+            out.copy_from_slice(top);
+        }
+        SortKind::Kth { k } => {
+            out[0] = *scratch.select_nth_unstable(k - 1).1;
+        }
+        SortKind::Median { ignore_nan } => out[0] = median(scratch, ignore_nan, at),
     }
-    line.sort_by(|a, b| ascending(a.0, b.0));
-    let numbers = line.iter().filter(|(v, _)| !v.is_nan_r()).count();
-    // All NaN (only when ignoring them): torch answers NaN at index 0.
-    let k = if numbers == 0 { 0 } else { (numbers - 1) / 2 };
-    line[k]
+}
+
+/// The lower median of a nonempty line's entries (see `SortKind::Median`).
+fn median<T: Real>(entries: &mut [u128], ignore_nan: bool, at: impl Fn(usize) -> T) -> u128 {
+    let nan = |e: &u128| at(position(*e)).is_nan_r();
+    let numbers = entries.iter().filter(|e| !nan(e)).count();
+    if numbers < entries.len() && !ignore_nan {
+        // The first NaN in line order is the answer.
+        return entries
+            .iter()
+            .copied()
+            .filter(nan)
+            .min_by_key(|&e| position(e))
+            .unwrap_or(0);
+    }
+    // All NaN (only when ignoring them): torch answers NaN at index 0. Otherwise the NaNs
+    // sort last, so the lower median of the numbers is the entry of rank (numbers-1)/2.
+    let k = numbers.saturating_sub(1) / 2;
+    if numbers == 0 {
+        return entries
+            .iter()
+            .copied()
+            .min_by_key(|&e| position(e))
+            .unwrap_or(0);
+    }
+    *entries.select_nth_unstable(k).1
 }

@@ -1,0 +1,168 @@
+"""The sort-key and row-walk kernels behind sort/topk/kthvalue/median and
+gather/scatter/index_select/index_add/nonzero, checked against plain-Python and numpy
+references on the inputs their shortcuts are most likely to get wrong: ties, NaN, signed
+zeros, infinities, integer extremes, non-contiguous inputs, middle dims, an index smaller
+than the source, repeated indices, scalars and empty dims."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ferrograd as torch
+
+
+def _order_key(v):
+    """The order torch sorts by: NaN largest (all equal), -0 == +0."""
+    return (1, 0.0) if isinstance(v, float) and math.isnan(v) else (0, v)
+
+
+def _stable_order(values, descending=False):
+    ks = range(len(values))
+    if descending:
+        # Stable: ties keep line order, so sort by (-key, position).
+        return sorted(ks, key=lambda k: (_neg(_order_key(values[k])), k))
+    return sorted(ks, key=lambda k: (_order_key(values[k]), k))
+
+
+def _neg(key):
+    return (-key[0], -key[1])
+
+
+TRICKY = [
+    [3.0, -0.0, 0.0, float("nan"), -1.5, 3.0, float("inf"), float("-inf"), 0.0, float("nan")],
+    [1.0, 1.0, 1.0, 1.0],
+    [float("nan"), 2.0, float("nan"), -2.0],
+    [5e-324, -5e-324, 0.0, -0.0, 1e308, -1e308],
+]
+
+
+def _same(a, b):
+    return all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("values", TRICKY)
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_sort_matches_a_stable_sort(values, descending, dtype):
+    x = torch.tensor(values, dtype=dtype)
+    v, i = x.sort(descending=descending, stable=True)
+    as_float = [float(e) for e in x.tolist()]
+    order = _stable_order(as_float, descending)
+    assert i.tolist() == order
+    assert _same(v.tolist(), [as_float[k] for k in order])
+
+
+@pytest.mark.parametrize("values", TRICKY)
+def test_topk_kthvalue_median_pick_what_the_stable_sort_does(values):
+    # Among tied values ferrograd picks as a stable sort would; torch's selection is not
+    # stable, so its tie indices can differ (the values agree).
+    x = torch.tensor(values, dtype=torch.float64)
+    n = len(values)
+    desc, asc = _stable_order(values, True), _stable_order(values, False)
+    for k in range(n + 1):
+        assert x.topk(k).indices.tolist() == desc[:k]
+        assert x.topk(k, largest=False).indices.tolist() == asc[:k]
+    for k in range(1, n + 1):
+        assert x.kthvalue(k).indices.item() == asc[k - 1]
+    numbers = [k for k in asc if not math.isnan(values[k])]
+    nans = [k for k in range(n) if math.isnan(values[k])]
+    expected = nans[0] if nans else numbers[(len(numbers) - 1) // 2]
+    assert x.median(0).indices.item() == expected
+    expected_nan = numbers[(len(numbers) - 1) // 2] if numbers else 0
+    assert x.nanmedian(0).indices.item() == expected_nan
+
+
+def test_sort_integer_extremes_and_other_dims():
+    lo, hi = -(2**63), 2**63 - 1
+    x = torch.tensor([[hi, lo, 0, -1, hi], [1, 1, lo, 0, 2]], dtype=torch.int64)
+    for dim in (0, 1):
+        v, i = x.sort(dim)
+        ref_i = np.argsort(np.array(x.tolist()), axis=dim, kind="stable")
+        assert i.tolist() == ref_i.tolist()
+        assert v.tolist() == np.take_along_axis(np.array(x.tolist()), ref_i, dim).tolist()
+    # A middle dim of a non-contiguous input, and topk along it.
+    torch.manual_seed(0)
+    y = torch.randint(0, 4, (3, 5, 4)).transpose(0, 2)
+    ref = np.array(y.tolist())
+    assert y.sort(1).indices.tolist() == np.argsort(ref, 1, kind="stable").tolist()
+    assert y.topk(2, 1, largest=False).indices.tolist() == (
+        np.argsort(ref, 1, kind="stable")[:, :2].tolist()
+    )
+
+
+def test_gather_and_scatter_add_on_non_contiguous_middle_dim():
+    torch.manual_seed(1)
+    src = torch.randn(4, 6, 5, dtype=torch.float64).transpose(0, 2)  # (5, 6, 4)
+    index = torch.randint(0, 6, (3, 2, 4)).transpose(1, 2)[:, :, :1]  # (3, 4, 1), strided
+    out = src.gather(1, index)
+    s, idx = np.array(src.tolist()), np.array(index.tolist())
+    ref = np.empty(idx.shape)
+    for a, b, c in np.ndindex(*idx.shape):
+        ref[a, b, c] = s[a, idx[a, b, c], c]
+    np.testing.assert_array_equal(np.array(out.tolist()), ref)
+    # scatter_add with repeated indices adds every one of them.
+    vals = torch.randn(3, 4, 1, dtype=torch.float64)
+    base = torch.zeros(5, 6, 4, dtype=torch.float64)
+    got = base.scatter_add(1, index, vals)
+    ref = np.zeros((5, 6, 4))
+    v = np.array(vals.tolist())
+    for a, b, c in np.ndindex(*idx.shape):
+        ref[a, idx[a, b, c], c] += v[a, b, c]
+    np.testing.assert_allclose(np.array(got.tolist()), ref, rtol=0, atol=1e-15)
+
+
+def test_gather_checks_every_index():
+    x = torch.arange(6.0).reshape(2, 3)
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1 with size 3"):
+        x.gather(1, torch.tensor([[0, 3]]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds"):
+        x.gather(1, torch.tensor([[0], [-1]]))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_index_select_and_index_add_rows(dim):
+    torch.manual_seed(2)
+    x = torch.randn(3, 4, 5, dtype=torch.float64).permute(2, 0, 1)  # (5, 3, 4), strided
+    size = x.shape[dim]
+    index = torch.tensor([size - 1, 0, size - 1, 1])
+    got = x.index_select(dim, index)
+    ref = np.take(np.array(x.tolist()), index.tolist(), axis=dim)
+    np.testing.assert_array_equal(np.array(got.tolist()), ref)
+    # index_add: repeated rows add up.
+    shape = list(x.shape)
+    shape[dim] = len(index)
+    source = torch.randn(*shape, dtype=torch.float64)
+    added = x.index_add(dim, index, source, alpha=2)
+    ref = np.array(x.tolist())
+    np.add.at(
+        np.moveaxis(ref, dim, 0),
+        index.tolist(),
+        2 * np.moveaxis(np.array(source.tolist()), dim, 0),
+    )
+    np.testing.assert_allclose(np.array(added.tolist()), ref, rtol=1e-15, atol=1e-15)
+
+
+def test_index_select_edges():
+    s = torch.tensor(7.0)
+    assert s.index_select(0, torch.tensor(0)).tolist() == 7.0
+    scalar_msg = r"Index to scalar can have only 1 value, got 2 value\(s\)"
+    with pytest.raises(RuntimeError, match=scalar_msg):
+        s.index_select(0, torch.tensor([0, 0]))
+    e = torch.zeros(2, 0, 3)
+    assert e.index_select(0, torch.tensor([1, 1, 0])).shape == (3, 0, 3)
+    assert torch.ones(2, 3).index_select(1, torch.tensor([], dtype=torch.int64)).shape == (2, 0)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.ones(2, 3).index_select(1, torch.tensor([-1]))
+
+
+def test_nonzero_walks_every_dim():
+    torch.manual_seed(3)
+    m = torch.rand(3, 4, 2) > 0.5
+    assert m.nonzero().tolist() == np.argwhere(np.array(m.tolist())).tolist()
+    assert m.transpose(0, 2).nonzero().tolist() == (
+        np.argwhere(np.array(m.transpose(0, 2).tolist())).tolist()
+    )
+    assert torch.ones(2, 0, 3).nonzero().shape == (0, 3)
+    assert torch.tensor(True).nonzero().shape == (1, 0)
+    assert torch.tensor(False).nonzero().shape == (0, 0)
