@@ -37,6 +37,11 @@ from ._C import (
     ones,
     ones_like,
     promote_types,
+    Generator,
+    default_generator,
+    randperm,
+    normal,
+    bernoulli,
     rand,
     rand_like,
     randint,
@@ -69,6 +74,8 @@ from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
 from ._composite import *  # noqa: F403
 from ._composite import __all__ as _composite_all
+from ._random_ops import *  # noqa: F403
+from ._random_ops import __all__ as _random_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
 from ._tensor_py import is_warn_always_enabled, set_warn_always
@@ -140,6 +147,11 @@ __all__ = [
     "rand",
     "randn",
     "randint",
+    "randperm",
+    "normal",
+    "bernoulli",
+    "Generator",
+    "default_generator",
     "zeros_like",
     "ones_like",
     "empty_like",
@@ -170,4 +182,5 @@ __all__ = [
     "linalg",
     *_functional_all,
     *_composite_all,
+    *_random_all,
 ]

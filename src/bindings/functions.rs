@@ -9,13 +9,17 @@ use crate::bindings::convert::*;
 use crate::bindings::device::{device_arg, DeviceUse};
 use crate::bindings::errors::run;
 use crate::bindings::factory_args::*;
+use crate::bindings::random_methods::{
+    default_generator, generator_arg, seed_value, set_state_from, state_tensor, PyGenerator,
+};
 use crate::bindings::tensor::to_py;
 use crate::dtype::{default_float_dtype, DType, Scalar};
+use crate::kernels::random::RngHandle;
 use crate::ops::{binary, creation};
 use crate::tensor::Tensor;
 
 /// C1: factories check requires_grad with this text (requires_grad_() has another).
-fn finish(py: Python<'_>, t: Tensor, requires_grad: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn finish(py: Python<'_>, t: Tensor, requires_grad: bool) -> PyResult<Py<PyAny>> {
     if requires_grad {
         if !t.dtype().is_differentiable() {
             return Err(PyRuntimeError::new_err(
@@ -132,18 +136,19 @@ macro_rules! random_factory {
             generator: Option<&Bound<'_, PyAny>>,
             layout: Option<&Bound<'_, PyAny>>,
         ) -> PyResult<Py<PyAny>> {
-            let _ = (generator, layout);
+            let _ = layout;
             device_arg(device, DeviceUse::alloc(stringify!($name)))?;
+            let gen = generator_arg(stringify!($name), generator)?;
             let shape = size_arg(stringify!($name), size)?;
             let dtype = dtype_arg(stringify!($name), dtype)?.unwrap_or(default_float_dtype());
             let _range = crate::profiler::named_op_range(concat!("aten::", stringify!($name)), &[]);
-            let t = run(|| $f(&shape, dtype))?;
+            let t = run(|| $f(&shape, dtype, &gen))?;
             finish(py, t, requires_grad)
         }
     };
 }
-random_factory!(rand, creation::rand);
-random_factory!(randn, creation::randn);
+random_factory!(rand, creation::rand_from);
+random_factory!(randn, creation::randn_from);
 
 fn fill_dtype(v: Scalar) -> DType {
     v.default_dtype()
@@ -354,8 +359,8 @@ pub fn randint(
     requires_grad: bool,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let _ = generator;
     device_arg(device, DeviceUse::alloc("randint"))?;
+    let gen = generator_arg("randint", generator)?;
     let (low, high, size) = match args.len() {
         2 => (
             0,
@@ -379,14 +384,17 @@ pub fn randint(
     let _range = crate::profiler::named_op_range("aten::randint", &[]);
     finish(
         py,
-        run(|| creation::randint(low, high, &shape, dtype))?,
+        run(|| creation::randint_from(low, high, &shape, dtype, &gen))?,
         requires_grad,
     )
 }
 
+/// `manual_seed(seed)`: seed the default generator; returns it, as torch.
 #[pyfunction]
-pub fn manual_seed(seed: i64) {
-    crate::kernels::random::manual_seed(seed as u64)
+pub fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<PyGenerator> {
+    let g = default_generator();
+    g.handle.manual_seed(seed_value(seed)?);
+    Ok(g)
 }
 
 #[pyfunction]
@@ -397,29 +405,13 @@ pub fn initial_seed() -> u64 {
 /// `get_rng_state()`: the CPU generator's state as a uint8 tensor.
 #[pyfunction]
 pub fn get_rng_state(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    let bytes = crate::kernels::random::get_state().to_vec();
-    to_py(
-        py,
-        run(|| Tensor::from_vec(bytes, &[crate::kernels::random::STATE_BYTES]))?,
-    )
+    state_tensor(py, RngHandle::default_cpu())
 }
 
 /// `set_rng_state(state)`: restore a state `get_rng_state()` returned.
 #[pyfunction]
 pub fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
-    let Some(t) = as_tensor_ref(new_state) else {
-        return Err(PyTypeError::new_err(format!(
-            "expected a ferrograd.ByteTensor, but got {}",
-            crate::bindings::device::torch_type_name(new_state)
-        )));
-    };
-    if t.dtype() != DType::U8 {
-        return Err(PyTypeError::new_err(
-            "RNG state must be a ferrograd.ByteTensor",
-        ));
-    }
-    let bytes = t.to_vec::<u8>();
-    run(|| crate::kernels::random::set_state(&bytes))
+    set_state_from(RngHandle::default_cpu(), new_state)
 }
 
 /// `where(condition, input, other)`; input/other may be Python numbers.

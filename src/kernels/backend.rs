@@ -150,8 +150,14 @@ pub trait Backend: Send + Sync {
     /// Every element of `dst` set to `value`.
     fn fill(&self, dst: &Data, value: Scalar) -> Result<()>;
 
-    /// A fresh contiguous `shape` of `dtype` filled by `kind`.
-    fn random(&self, shape: &[usize], dtype: DType, kind: Random) -> Result<Data>;
+    /// A fresh contiguous `shape` of `dtype` filled by `kind`, drawn from `gen`.
+    fn random(
+        &self,
+        shape: &[usize],
+        dtype: DType,
+        kind: Random,
+        gen: &crate::kernels::random::RngHandle,
+    ) -> Result<Data>;
 
     /// Whether a floating or complex `x` holds a NaN (false for other dtypes).
     fn has_nan(&self, x: &Data) -> Result<bool>;

@@ -338,8 +338,8 @@ impl Compare {
     }
 }
 
-/// Random fills from the process generator (kernels::random), in a fixed order so a
-/// seed gives torch-like reproducible streams on one backend.
+/// Random fills from a generator (kernels::random), in a fixed order so a seed gives
+/// torch-like reproducible streams on one backend.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Random {
     /// Uniform on [0, 1) (real and imaginary parts each, for complex).
@@ -348,6 +348,8 @@ pub enum Random {
     Normal,
     /// Integers uniform on [low, high).
     Int { low: i64, high: i64 },
+    /// A random permutation of `0..n` for a 1-d shape `[n]` (`randperm`).
+    Permutation,
 }
 
 /// Reductions over a set of dims.

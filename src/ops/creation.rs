@@ -6,6 +6,7 @@ use crate::dtype::{default_float_dtype, Category, DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::backend::backend_for;
 use crate::kernels::kinds::Random;
+use crate::kernels::random::RngHandle;
 use crate::ops::device::wrap;
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
@@ -36,26 +37,74 @@ fn check_float(dtype: DType, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// `shape` of `dtype` filled by the CPU backend's generator (factories make CPU tensors).
+/// `shape` of `dtype` filled by `kind` from `gen` (factories make CPU tensors).
 /// Inside vmap the draw follows the levels' `randomness` (functorch::batched::random).
-fn random(shape: &[usize], dtype: DType, kind: Random) -> Result<Tensor> {
-    let draw = |s: &[usize]| Ok(wrap(backend_for(Device::CPU)?.random(s, dtype, kind)?));
+fn random(shape: &[usize], dtype: DType, kind: Random, gen: &RngHandle) -> Result<Tensor> {
+    let draw = |s: &[usize]| Ok(wrap(backend_for(Device::CPU)?.random(s, dtype, kind, gen)?));
     if crate::functorch::levels::any_open() {
         return crate::functorch::batched::random(shape, draw);
     }
     draw(shape)
 }
 
-/// Uniform [0, 1).
-pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
-    check_float(dtype, "check_uniform_bounds")?;
-    random(shape, dtype, Random::Uniform)
+/// The largest value of a small integer dtype.
+fn dtype_max(dtype: DType) -> usize {
+    match dtype {
+        DType::U8 => u8::MAX as usize,
+        _ => i32::MAX as usize,
+    }
 }
 
-/// Standard normal.
+/// Uniform [0, 1) from the default generator.
+pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    rand_from(shape, dtype, RngHandle::default_cpu())
+}
+
+/// Uniform [0, 1) from `gen`.
+pub fn rand_from(shape: &[usize], dtype: DType, gen: &RngHandle) -> Result<Tensor> {
+    check_float(dtype, "check_uniform_bounds")?;
+    random(shape, dtype, Random::Uniform, gen)
+}
+
+/// Standard normal from the default generator.
 pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    randn_from(shape, dtype, RngHandle::default_cpu())
+}
+
+/// Standard normal from `gen`.
+pub fn randn_from(shape: &[usize], dtype: DType, gen: &RngHandle) -> Result<Tensor> {
     check_float(dtype, "normal_kernel_cpu")?;
-    random(shape, dtype, Random::Normal)
+    random(shape, dtype, Random::Normal, gen)
+}
+
+/// A random permutation of `0..n` as `dtype` (`randperm`).
+pub fn randperm(n: usize, dtype: DType, gen: &RngHandle) -> Result<Tensor> {
+    let largest = n.saturating_sub(1);
+    let refused = match dtype {
+        DType::Bool | DType::C64 | DType::C128 => {
+            return Err(Error::not_implemented(format!(
+                "\"randperm\" not implemented for '{}'",
+                dtype.scalar_type_name()
+            )))
+        }
+        DType::U8 | DType::I32 if largest > dtype_max(dtype) => Some(format!(
+            "value cannot be converted to type {} without overflow",
+            if dtype == DType::U8 { "uint8_t" } else { "int" }
+        )),
+        DType::F16 if n > 2049 => Some("n cannot be greater than 2049 for Half type.".into()),
+        DType::F32 if n > (1 << 24) + 1 => {
+            Some("n cannot be greater than 2^24+1 for Float type.".into())
+        }
+        _ => None,
+    };
+    if let Some(message) = refused {
+        return Err(Error::runtime(message));
+    }
+    let perm = random(&[n], DType::I64, Random::Permutation, gen)?;
+    if dtype == DType::I64 {
+        return Ok(perm);
+    }
+    crate::ops::device::cast(&perm, dtype)
 }
 
 /// Real values computed here (arange, linspace) as a tensor of `dtype`.
@@ -68,12 +117,23 @@ fn from_f64s(v: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
 }
 
 pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    randint_from(low, high, shape, dtype, RngHandle::default_cpu())
+}
+
+/// Integers uniform on [low, high) from `gen`.
+pub fn randint_from(
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    dtype: DType,
+    gen: &RngHandle,
+) -> Result<Tensor> {
     if low >= high {
         return Err(Error::runtime(format!(
             "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )));
     }
-    random(shape, dtype, Random::Int { low, high })
+    random(shape, dtype, Random::Int { low, high }, gen)
 }
 
 /// arange(start, end, step): integer dtype when all three are integers.

@@ -42,6 +42,7 @@ pub mod join;
 pub mod linalg;
 pub mod matrix_ops;
 pub mod prod;
+pub mod random_ops;
 pub mod reduce;
 pub mod roll;
 pub mod rounding;

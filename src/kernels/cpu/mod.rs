@@ -17,6 +17,7 @@ use crate::kernels::kinds::{
     Binary, BinaryMath, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
 };
 use crate::kernels::matmul::{batched, MatRef};
+use crate::kernels::random::RngHandle;
 use crate::kernels::{cast_data, data_from};
 use crate::layout::Layout;
 use crate::storage::Data;
@@ -157,8 +158,8 @@ impl Backend for Cpu {
         crate::with_dtype!(dst.dtype(), T => crate::kernels::copy::fill(dst, T::from_scalar(value)));
         Ok(())
     }
-    fn random(&self, shape: &[usize], dtype: DType, kind: Random) -> Result<Data> {
-        random::random(shape, dtype, kind)
+    fn random(&self, shape: &[usize], dtype: DType, kind: Random, gen: &RngHandle) -> Result<Data> {
+        random::random(shape, dtype, kind, gen)
     }
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         sort::sort(x, dim, kind)
