@@ -940,7 +940,6 @@ ARGMAX_CASES = (
     ((3, 4), {}, None, "all"),
     ((3, 4), {"dim": 1}, None, "dim"),
     ((2, 3, 4), {"dim": -2, "keepdim": True}, None, "negative dim, keepdim"),
-    ((3, 4), {"keepdim": True}, None, "all, keepdim"),
     ((), {}, None, "0-dim"),
     ((), {"dim": 0}, None, "0-dim, dim 0"),
     ((4, 3), {"dim": 0}, "T", "transposed"),
@@ -1589,6 +1588,9 @@ ISSUE11_DB: list[OpInfo] = _issue11(
         _np_scan(np.cumprod),
         _plus(_one_tensor(*SCAN_CASES, seed="cumprod"), _cumprod_zero_samples),
         {0: "CumprodBackward0", 9: "CumprodBackward0"},
+        supports_complex=True,
+        # forward-over-reverse of the vjp disagrees with finite differences (issue 11, misc)
+        supports_gradgrad=False,
     ),
     # -- elementwise
     unary("floor", _late("floor"), np.floor, "FloorBackward0", avoid=INTEGERS),
@@ -3204,6 +3206,238 @@ ISSUE11_DB += MATOPS_DB
 #: The matrix and shape ops' entries, which test_ops checks exist.
 MATOPS_OPS = tuple(op.name for op in MATOPS_DB)
 
+
+# --- issue 11: ternary, scans, nan-reductions ---
+# lerp / addcmul / addcdiv broadcasting all three operands; cummax / cummin / logcumsumexp
+# along a dim (cumprod's entry is above, with its zeros; its dtype= sample here);
+# nansum / nanmean skipping NaN; aminmax. grad_fn names pinned from torch 2.15.
+
+
+def _ternary_samples(seed, divisor=False, scalar_weight=False):
+    """(x, a, b) broadcasting all three ways, a 0-dim third operand, non-contiguous and
+    zero-size; `divisor` keeps the third operand off zero; `scalar_weight` adds lerp's
+    Python-number weight on either side of 0.5."""
+
+    def sample_inputs(dtype):
+        mk = Maker(dtype, seed)
+
+        def third(*shape):
+            return mk(*shape, avoid=(0.0,), gap=0.5) if divisor else mk(*shape)
+
+        samples = [
+            SampleInput((mk(3, 4), mk(3, 4), third(3, 4)), desc="same shape"),
+            SampleInput((mk(3, 4), mk(4), third(3, 1)), desc="broadcast all three"),
+            SampleInput((mk(4), mk(2, 1, 4), third(3, 1)), desc="broadcast to the other two"),
+            SampleInput((mk(2, 3), mk(2, 3), third()), desc="0-dim third"),
+            SampleInput(
+                (transposed(mk(3, 4)), stepped(mk(3, 4)), third(3, 4)), desc="non-contiguous"
+            ),
+            SampleInput((mk(0, 3), mk(3), third(0, 1)), desc="zero-size"),
+        ]
+        if scalar_weight:
+            samples += [
+                SampleInput((mk(3, 4), mk(4), 0.3), desc="scalar weight"),
+                SampleInput((mk(3, 4), mk(3, 4), 1.5), desc="scalar weight above 0.5"),
+                SampleInput((mk(0, 3), mk(3), 0.5), desc="scalar weight, zero-size"),
+            ]
+        else:
+            samples.append(
+                SampleInput((mk(3, 4), mk(4), third(3, 1)), {"value": -0.5}, desc="value=")
+            )
+        return samples
+
+    return sample_inputs
+
+
+def _np_lerp(start, end, weight):
+    return start + weight * (end - start)
+
+
+def _np_addcmul(x, a, b, value=1):
+    return x + value * a * b
+
+
+def _np_addcdiv(x, a, b, value=1):
+    return x + value * a / b
+
+
+def _np_cum_extreme(largest):
+    """cummax / cummin as torch: a later equal value takes over (its index wins), and
+    NaN, once seen, stays."""
+
+    def ref(a, dim):
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), np.int64)
+        x = np.moveaxis(a, dim, -1)
+        values, indices = x.copy(), np.zeros(x.shape, np.int64)
+        for k in range(1, x.shape[-1]):
+            best, new = values[..., k - 1], x[..., k]
+            wins = new >= best if largest else new <= best
+            take = np.isnan(new) | (~np.isnan(best) & wins)
+            values[..., k] = np.where(take, new, best)
+            indices[..., k] = np.where(take, k, indices[..., k - 1])
+        return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+
+    return ref
+
+
+def _np_logcumsumexp(a, dim):
+    if a.ndim == 0:
+        return a.copy()
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+def _cumprod_dtype_sample(dtype):
+    mk = Maker(dtype, "cumprod dtype")
+    kwargs = {"dim": 1, "dtype": torch.float64}
+    return [
+        SampleInput((mk(3, 4),), kwargs, desc="dtype="),
+        SampleInput((stepped(mk(3, 4)),), kwargs, desc="dtype=, stepped"),
+        SampleInput((mk(0, 3),), kwargs, desc="dtype=, zero-size"),
+    ]
+
+
+def _with_nans(dtype, seed, *shape):
+    a = Maker(dtype, seed)(*shape)
+    a.flat[::3] = np.nan
+    return a
+
+
+def _nan_reduction_samples(with_dtype):
+    def sample_inputs(dtype):
+        mk = Maker(dtype, "nan reduction")
+        nans = _with_nans(dtype, "nans", 3, 4)
+        samples = [
+            SampleInput((nans,), desc="all"),
+            SampleInput((nans,), {"dim": 1}, desc="dim"),
+            SampleInput(
+                (_with_nans(dtype, "nans3", 2, 3, 4),),
+                {"dim": (0, 2), "keepdim": True},
+                desc="dims, keepdim",
+            ),
+            SampleInput((mk(3, 4),), {"dim": 0}, desc="no NaN"),
+            # no 0-dim sample: torch's batched gradient of a 0-dim nansum fails
+            SampleInput((_with_nans(dtype, "nans1", 5),), desc="1-D"),
+            SampleInput(
+                (transposed(_with_nans(dtype, "nansT", 4, 3)),), {"dim": 1}, desc="transposed"
+            ),
+            SampleInput((stepped(_with_nans(dtype, "nansS", 3, 4)),), {"dim": -1}, desc="stepped"),
+            SampleInput((mk(0, 3),), {"dim": 1}, desc="zero-size"),
+        ]
+        if with_dtype:
+            samples.append(SampleInput((nans,), {"dim": 1, "dtype": torch.float64}, desc="dtype="))
+        return samples
+
+    return sample_inputs
+
+
+def _np_nan_reduction(fn):
+    def ref(a, dim=None, keepdim=False, dtype=None):
+        return np.asarray(fn(a, axis=dim, keepdims=keepdim, dtype=dtype))
+
+    return ref
+
+
+# (keepdim without a dim is in test_misc_ops.py: torch's vmap of it is wrong)
+AMINMAX_CASES = (
+    ((3, 4), {}, None, "all"),
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": 0, "keepdim": True}, None, "dim, keepdim"),
+    ((), {}, None, "0-dim"),
+    ((4, 3), {"dim": -1}, "T", "transposed"),
+    ((3, 4), {"dim": 1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+
+
+def _np_aminmax(a, dim=None, keepdim=False):
+    return np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)
+
+
+MISC_DB: list[OpInfo] = _issue11(
+    late_op(
+        "lerp",
+        _np_lerp,
+        _ternary_samples("lerp", scalar_weight=True),
+        {0: "LerpBackward1", 6: "LerpBackward0"},
+        supports_complex=True,
+    ),
+    late_op(
+        "addcmul",
+        _np_addcmul,
+        _ternary_samples("addcmul"),
+        {0: "AddcmulBackward0", 6: "AddcmulBackward0"},
+        supports_complex=True,
+    ),
+    late_op(
+        "addcdiv",
+        _np_addcdiv,
+        _ternary_samples("addcdiv", divisor=True),
+        {0: "AddcdivBackward0", 6: "AddcdivBackward0"},
+        supports_complex=True,
+    ),
+    late_one_tensor(
+        "cummax",
+        _np_cum_extreme(True),
+        *SCAN_CASES,
+        distinct=True,
+        grad_fn_name={0: "CummaxBackward0", 5: "CummaxBackward0"},
+    ),
+    late_one_tensor(
+        "cummin",
+        _np_cum_extreme(False),
+        *SCAN_CASES,
+        distinct=True,
+        grad_fn_name={0: "CumminBackward0", 5: "CumminBackward0"},
+    ),
+    late_op(
+        "logcumsumexp",
+        _np_logcumsumexp,
+        # no "empty dim" sample: torch's forward-mode rule takes a max over that dim
+        _plus(
+            _without("empty dim", _one_tensor(*SCAN_CASES, seed="logcumsumexp")), _large_values(1)
+        ),
+        {0: "LogcumsumexpBackward0", 8: "LogcumsumexpBackward0"},
+        # forward-over-reverse of the vjp disagrees with finite differences (to fix)
+        supports_gradgrad=False,
+    ),
+    late_op(
+        "nansum",
+        _np_nan_reduction(np.nansum),
+        _nan_reduction_samples(True),
+        {0: "NansumBackward0", 1: "NansumBackward0"},
+    ),
+    late_op(
+        "nanmean",
+        _np_nan_reduction(np.nanmean),
+        _nan_reduction_samples(False),
+        {0: "DivBackward0", 1: "DivBackward0"},
+    ),
+    late_one_tensor(
+        "aminmax",
+        _np_aminmax,
+        *AMINMAX_CASES,
+        distinct=True,
+        grad_fn_name={0: "AminmaxBackward0", 1: "AminmaxBackward0"},
+    ),
+) + [
+    replace(
+        late_op(
+            "cumprod",
+            _np_scan(np.cumprod),
+            _cumprod_dtype_sample,
+            "CumprodBackward0",
+            supports_gradgrad=False,
+        ),
+        name="cumprod_dtype",
+        needs=("cumprod",),
+    ),
+]
+ISSUE11_DB += MISC_DB
+
+#: The ternary, scan and nan-reduction entries, which test_ops checks exist.
+MISC_OPS = tuple(op.name for op in MISC_DB)
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -3233,6 +3467,7 @@ ISSUE11_OPS = (
     *SORT_OPS,
     *INDEX_WRITE_OPS,
     *MATOPS_OPS,
+    *MISC_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

@@ -330,3 +330,34 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     allowed = atol + rtol * other.abs()
     within = (input - other).abs() <= allowed
     return close + within * allowed.isfinite()
+
+
+# --- issue 11: ternary ops, scans, nan-reductions (src/bindings/misc_methods.rs) ---
+_MISC = (
+    *("lerp", "addcmul", "addcdiv", "cumprod", "cummax", "cummin", "logcumsumexp"),
+    *("nansum", "nanmean", "aminmax"),
+)
+globals().update({n: getattr(_T, n) for n in _MISC})
+__all__ += _MISC
+
+
+def _allclose_method(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Tensor.allclose: torch.allclose(self, ...)."""
+    return _C.allclose(self, other, rtol, atol, equal_nan)
+
+
+def _equal_method(self, other):
+    """Tensor.equal: torch.equal(self, other)."""
+    return _C.equal(self, other)
+
+
+def _where_method(self, condition, y):
+    """Tensor.where(condition, y): torch.where(condition, self, y)."""
+    return _C.where(condition, self, y)
+
+
+# Methods over the module functions (a Python function binds `self` as `input`).
+_T.isclose = isclose
+_T.allclose = _allclose_method
+_T.equal = _equal_method
+_T.where = _where_method

@@ -133,6 +133,10 @@ def _rebuild_tensor(data, dtype, size, stride, offset, requires_grad, state):
     return t
 
 
+# The named pairs whose fields are not (values, indices).
+_FIELDS = {"aminmax": ("min", "max")}
+
+
 class _ReturnTypes:
     """``ferrograd.return_types``: the (values, indices) tuples of max/min along a dim."""
 
@@ -143,11 +147,13 @@ class _ReturnTypes:
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._types:
-            cls = collections.namedtuple(name, ["values", "indices"])
+            cls = collections.namedtuple(name, _FIELDS.get(name, ("values", "indices")))
             cls.__module__ = "ferrograd.return_types"
             # torch prints one field per line under the qualified name.
             cls.__repr__ = lambda self, _n=name: (
-                f"ferrograd.return_types.{_n}(\nvalues={self.values!r},\nindices={self.indices!r})"
+                f"ferrograd.return_types.{_n}(\n"
+                + ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+                + ")"
             )
             self._types[name] = cls
         return self._types[name]

@@ -67,6 +67,9 @@ pub trait Backend: Send + Sync {
     /// `x`'s shape.
     fn scan(&self, x: &Data, dim: usize, op: Scan, dtype: DType) -> Result<Data>;
 
+    /// The running `Max` / `Min` along `dim` with the index (int64) each value came from.
+    fn scan_with_index(&self, x: &Data, dim: usize, op: Scan) -> Result<(Data, Data)>;
+
     /// `Max`/`Min` over `dims` with the position of the chosen element in each reduced
     /// row (int64); a row of no elements gives (0, 0).
     fn reduce_with_index(&self, x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)>;

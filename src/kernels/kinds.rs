@@ -369,6 +369,13 @@ pub enum Reduce {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Scan {
     Sum,
+    Prod,
+    /// log(sum(exp)) so far, without overflow (floating dtypes).
+    LogSumExp,
+    /// The running maximum / minimum with its index (`scan_with_index`): a later equal
+    /// value takes over, and NaN, once seen, stays.
+    Max,
+    Min,
 }
 
 /// The op's name for a vector-kernel function (as torch's errors spell it).

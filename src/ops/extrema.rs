@@ -42,6 +42,24 @@ impl Amax {
         let count = sum_over(&mask, &self.dims, true, false)?;
         Ok((mask, count))
     }
+    /// The vjp for result `r` of `x`: `g` shared evenly among each slice's tied extrema
+    /// (aminmax's rule too).
+    pub(crate) fn spread(&self, x: &Tensor, r: &Tensor, g: &Tensor) -> Result<Tensor> {
+        let (mask, count) = self.ties(x, r)?;
+        let g = restore_dims(g, &x.shape(), &self.dims, self.keepdim)?;
+        mul(&div(&g, &count)?, &mask)
+    }
+    /// The jvp: the mean of the tangent `t` over each slice's tied extrema.
+    pub(crate) fn pick(&self, x: &Tensor, r: &Tensor, t: &Tensor) -> Result<Tensor> {
+        let (mask, count) = self.ties(x, r)?;
+        let picked = sum_over(&mul(t, &mask)?, &self.dims, true, false)?;
+        let mean = div(&picked, &count)?;
+        if self.keepdim {
+            Ok(mean)
+        } else {
+            reshape(&mean, &r.shape())
+        }
+    }
 }
 
 impl Op for Amax {
@@ -94,23 +112,11 @@ impl Op for Amax {
     /// torch's scale_grad_by_count: grad / (ties per slice), at the tied positions.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let (x, r) = (ctx.saved(0)?, ctx.saved(1)?);
-        let (mask, count) = self.ties(x, r)?;
-        let g = restore_dims(&ctx.grad(0)?, &x.shape(), &self.dims, self.keepdim)?;
-        Ok(smallvec![Some(mul(&div(&g, &count)?, &mask)?)])
+        Ok(smallvec![Some(self.spread(x, r, &ctx.grad(0)?)?)])
     }
-    /// The mean of the tangent over each slice's tied extrema.
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         let (x, r) = (&ctx.primals[0], &ctx.outputs[0]);
-        linear_jvp(ctx, |t| {
-            let (mask, count) = self.ties(x, r)?;
-            let picked = sum_over(&mul(t, &mask)?, &self.dims, true, false)?;
-            let mean = div(&picked, &count)?;
-            if self.keepdim {
-                Ok(mean)
-            } else {
-                reshape(&mean, &r.shape())
-            }
-        })
+        linear_jvp(ctx, |t| self.pick(x, r, t))
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
         batch_reduction(ctx, |shift| Amax {

@@ -30,13 +30,7 @@ impl Op for Cumsum {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let dtype = sum_dtype(x.dtype(), self.dtype);
-        Ok(smallvec![wrap(backend(x)?.scan(
-            &x.data(),
-            self.dim,
-            Scan::Sum,
-            dtype
-        )?)])
+        run_scan(x, self.dim, Scan::Sum, sum_dtype(x.dtype(), self.dtype))
     }
     /// The sums from each position to the end: cumsum of the reversed gradient.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
@@ -44,9 +38,7 @@ impl Op for Cumsum {
         if g.dim() == 0 {
             return Ok(smallvec![Some(g)]);
         }
-        let dim = [self.dim as i64];
-        let reversed = cumsum(&flip(&g, &dim)?, self.dim as i64, None)?;
-        Ok(smallvec![Some(flip(&reversed, &dim)?)])
+        Ok(smallvec![Some(rev_cumsum(&g, self.dim)?)])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
         linear_jvp(ctx, |t| cumsum(t, self.dim as i64, None))
@@ -59,8 +51,29 @@ impl Op for Cumsum {
     }
 }
 
-pub fn cumsum(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+/// The inclusive scan `kind` of `x` along `dim`, in `dtype` (every scan op's forward).
+pub(crate) fn run_scan(x: &Tensor, dim: usize, kind: Scan, dtype: DType) -> Result<Outputs> {
+    Ok(smallvec![wrap(backend(x)?.scan(
+        &x.data(),
+        dim,
+        kind,
+        dtype
+    )?)])
+}
+
+/// The scanned dim of `x` (a 0-dim tensor scans along its one implicit dim 0).
+pub(crate) fn scan_dim(x: &Tensor, dim: i64) -> Result<usize> {
     let dim = crate::shape::wrap_dim(dim, x.dim())?;
-    let dim = dim.min(x.dim().saturating_sub(1));
+    Ok(dim.min(x.dim().saturating_sub(1)))
+}
+
+pub fn cumsum(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    let dim = scan_dim(x, dim)?;
     apply1(Cumsum { dim, dtype }, std::slice::from_ref(x))
+}
+
+/// The sums from each position to the end of its line along `dim` (of at least 1-D `g`).
+pub(crate) fn rev_cumsum(g: &Tensor, dim: usize) -> Result<Tensor> {
+    let d = [dim as i64];
+    flip(&cumsum(&flip(g, &d)?, dim as i64, None)?, &d)
 }

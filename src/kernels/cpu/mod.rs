@@ -75,6 +75,9 @@ impl Backend for Cpu {
     fn scan(&self, x: &Data, dim: usize, op: Scan, dtype: DType) -> Result<Data> {
         scan::scan(x, dim, op, dtype)
     }
+    fn scan_with_index(&self, x: &Data, dim: usize, op: Scan) -> Result<(Data, Data)> {
+        scan::scan_with_index(x, dim, op)
+    }
     fn reduce_with_index(&self, x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
         reduce::reduce_with_index(x, dims, op)
     }

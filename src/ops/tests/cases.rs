@@ -5,6 +5,7 @@ use crate::dtype::{DType, Scalar};
 use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
+use crate::ops::cumulative::{Cummax, Cumprod, Logcumsumexp};
 use crate::ops::diag::{DiagEmbed, DiagonalCopy};
 use crate::ops::extrema::{Amax, Pairwise};
 use crate::ops::index::{IndexSelect, MaskedFill, Scatter};
@@ -12,6 +13,7 @@ use crate::ops::inplace::{Copy, Fill};
 use crate::ops::join::Stack;
 use crate::ops::linalg::{Bmm, Dot, Gather, Mm, Mv, ScatterIntoZeros};
 use crate::ops::matrix_ops::{AddProduct, Cross, Product, Trace, Vdot};
+use crate::ops::nan_reduce::{Aminmax, Nansum};
 use crate::ops::prod::Prod;
 use crate::ops::reduce::{Extreme, ExtremeAll, ExtremeDim, Sum};
 use crate::ops::roll::{NarrowCopy, Roll, Rot90};
@@ -20,6 +22,7 @@ use crate::ops::scan::Cumsum;
 use crate::ops::shape::{Flip, Repeat, Triangle};
 use crate::ops::softmax::{LogSumExp, Softmax};
 use crate::ops::stats::Moments;
+use crate::ops::ternary::{Addc, Lerp};
 use crate::ops::unary::*;
 use crate::ops::view::{AsStrided, MultiView, Restride, ViewKind, ViewOp};
 use crate::ops::Op;
@@ -116,7 +119,149 @@ fn two(d: DType) -> Vec<Tensor> {
     vec![randn(&[3, 4], d), randn(&[4], d)]
 }
 
+/// start [3, 4], end [4], weight [3, 1]: lerp / addcmul / addcdiv broadcast all three.
+fn three(d: DType) -> Vec<Tensor> {
+    vec![randn(&[3, 4], d), randn(&[4], d), randn(&[3, 1], d)]
+}
+/// As `three`, the divisor away from zero.
+fn three_divisor(d: DType) -> Vec<Tensor> {
+    vec![randn(&[3, 4], d), randn(&[4], d), positive(&[3, 1], d)]
+}
+/// A [3, 4] input with zeros along dim 1: one in row 0, two in row 1, none in row 2
+/// (cumprod's rules through zeros).
+fn one_with_zeros(d: DType) -> Vec<Tensor> {
+    let x = randn(&[3, 4], d);
+    let mask = Tensor::from_vec(
+        vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        &[3, 4],
+    )
+    .expect("mask");
+    vec![crate::ops::binary::mul(&x, &mask).expect("zeros")]
+}
+
+fn ternary_cases() -> Vec<Case> {
+    vec![
+        c(
+            "lerp_scalar",
+            true,
+            |d| {
+                Box::new(Lerp {
+                    weight: Some(scalar(0.3, 0.2, d)),
+                })
+            },
+            two,
+        ),
+        c(
+            "lerp_tensor",
+            true,
+            |_| Box::new(Lerp { weight: None }),
+            three,
+        ),
+        c(
+            "addcmul",
+            true,
+            |d| {
+                Box::new(Addc {
+                    value: scalar(-1.5, 0.5, d),
+                    divide: false,
+                })
+            },
+            three,
+        ),
+        c(
+            "addcdiv",
+            true,
+            |d| {
+                Box::new(Addc {
+                    value: scalar(0.5, -1.0, d),
+                    divide: true,
+                })
+            },
+            three_divisor,
+        ),
+        c(
+            "cumprod",
+            true,
+            |_| {
+                Box::new(Cumprod {
+                    dim: 1,
+                    dtype: None,
+                })
+            },
+            one,
+        ),
+        c(
+            "cumprod_zeros",
+            true,
+            |_| {
+                Box::new(Cumprod {
+                    dim: 1,
+                    dtype: None,
+                })
+            },
+            one_with_zeros,
+        ),
+        c(
+            "cummax",
+            false,
+            |_| {
+                Box::new(Cummax {
+                    dim: 1,
+                    which: Extreme::Max,
+                })
+            },
+            one,
+        ),
+        c(
+            "cummin",
+            false,
+            |_| {
+                Box::new(Cummax {
+                    dim: 0,
+                    which: Extreme::Min,
+                })
+            },
+            one,
+        ),
+        c(
+            "logcumsumexp",
+            false,
+            |_| Box::new(Logcumsumexp { dim: 1 }),
+            one,
+        ),
+        c(
+            "nansum",
+            false,
+            |_| {
+                Box::new(Nansum {
+                    dims: (&[1][..]).into(),
+                    keepdim: false,
+                    dtype: None,
+                })
+            },
+            one,
+        ),
+        c(
+            "aminmax",
+            false,
+            |_| {
+                Box::new(Aminmax {
+                    dims: (&[0][..]).into(),
+                    keepdim: true,
+                })
+            },
+            one,
+        ),
+    ]
+}
+
 pub fn cases() -> Vec<Case> {
+    let mut all = base_cases();
+    all.extend(ternary_cases());
+    all
+}
+
+fn base_cases() -> Vec<Case> {
     vec![
         c("exp", true, |_| Box::new(Exp), one),
         c("log", true, |_| Box::new(Log), one_positive),
