@@ -69,6 +69,10 @@ from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
 from ._composite import *  # noqa: F403
 from ._composite import __all__ as _composite_all
+from ._norms import *  # noqa: F403
+from ._norms import __all__ as _norms_all
+from ._repeat_unique import *  # noqa: F403
+from ._repeat_unique import __all__ as _repeat_unique_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
 from ._tensor_py import is_warn_always_enabled, set_warn_always
@@ -170,4 +174,6 @@ __all__ = [
     "linalg",
     *_functional_all,
     *_composite_all,
+    *_norms_all,
+    *_repeat_unique_all,
 ]

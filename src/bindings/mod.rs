@@ -16,6 +16,7 @@ pub mod index_methods;
 pub mod indexing;
 pub mod matrix_methods;
 pub mod memory;
+pub mod norm_methods;
 pub mod op_table;
 pub mod profiler;
 pub mod sort_methods;

@@ -65,23 +65,8 @@ pub fn scatter_into<T: Arith>(
     accumulate: bool,
 ) -> Result<Vec<T>> {
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
-    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
-    let ishape = &index.layout().shape;
-    let ostrides = contiguous_strides(bshape);
-    let istrides = contiguous_strides(ishape);
-    let vstrides = contiguous_strides(&src.layout().shape);
-    for (flat, &ix) in idx.iter().enumerate() {
-        let (mut off, mut voff) = (0, 0);
-        for d in 0..ishape.len() {
-            let c = (flat / istrides[d]) % ishape[d].max(1);
-            voff += c * vstrides[d];
-            let c = if d == dim {
-                check_index(ix, bshape[d], d)?
-            } else {
-                c
-            };
-            off += c * ostrides[d];
-        }
+    let vals = unsafe { contiguous_data::<T>(src) };
+    for (off, voff) in scatter_offsets(index, bshape, &src.layout().shape, dim)? {
         out[off] = if accumulate {
             out[off] + vals[voff]
         } else {
@@ -89,6 +74,40 @@ pub fn scatter_into<T: Arith>(
         };
     }
     Ok(out)
+}
+
+/// For each element of `index` in row-major order: where it writes in a row-major
+/// `bshape` (its value along `dim`, checked against the size there) and where its value
+/// sits in a row-major `src_shape`. Index fits both apart from `dim` (callers check).
+pub fn scatter_offsets(
+    index: &Data,
+    bshape: &[usize],
+    src_shape: &[usize],
+    dim: usize,
+) -> Result<Vec<(usize, usize)>> {
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let idx = unsafe { contiguous_data::<i64>(index) };
+    let ishape = &index.layout().shape;
+    let ostrides = contiguous_strides(bshape);
+    let istrides = contiguous_strides(ishape);
+    let vstrides = contiguous_strides(src_shape);
+    idx.iter()
+        .enumerate()
+        .map(|(flat, &ix)| {
+            let (mut off, mut voff) = (0, 0);
+            for d in 0..ishape.len() {
+                let c = (flat / istrides[d]) % ishape[d].max(1);
+                voff += c * vstrides[d];
+                let c = if d == dim {
+                    check_index(ix, bshape[d], d)?
+                } else {
+                    c
+                };
+                off += c * ostrides[d];
+            }
+            Ok((off, voff))
+        })
+        .collect()
 }
 
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,

@@ -41,18 +41,21 @@ pub mod inplace;
 pub mod join;
 pub mod linalg;
 pub mod matrix_ops;
+pub mod norm;
 pub mod prod;
 pub mod reduce;
 pub mod roll;
 pub mod rounding;
 pub mod rules;
 pub mod scan;
+pub mod scatter_reduce;
 pub mod shape;
 pub mod softmax;
 pub mod sort;
 pub mod special;
 pub mod stats;
 pub mod unary;
+pub mod unique;
 pub mod view;
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::kernels::{data_from, gather_data};
 use crate::storage::Data;
 
 /// NaN-aware ascending order: NaN is larger than every number and equal to NaN.
-fn ascending<T: Real>(a: T, b: T) -> Ordering {
+pub(crate) fn ascending<T: Real>(a: T, b: T) -> Ordering {
     match (a.is_nan_r(), b.is_nan_r()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Greater,
