@@ -332,6 +332,34 @@ impl Layout {
         Ok(out)
     }
 
+    /// `unfold(dim, size, step)`: the windows of `size` elements `step` apart along
+    /// `dim` (a new last dim walks a window); a 0-dim tensor is one window of its value.
+    pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<Layout> {
+        let nd = self.ndim();
+        let d = wrap_dim(dim, nd)?;
+        let max = if nd == 0 { 1 } else { self.shape[d] as i64 };
+        if size > max {
+            return Err(Error::runtime(format!(
+                "maximum size for tensor at dimension {d} is {max} but size is {size}"
+            )));
+        }
+        if size < 0 {
+            return Err(Error::runtime(format!("size is {size} but must be >= 0")));
+        }
+        if step <= 0 {
+            return Err(Error::runtime(format!("step is {step} but must be > 0")));
+        }
+        let mut out = self.clone();
+        let along = if nd == 0 { 1 } else { self.strides[d] };
+        if nd > 0 {
+            out.shape[d] = ((max - size) / step + 1) as usize;
+            out.strides[d] = along * step as usize;
+        }
+        out.shape.push(size as usize);
+        out.strides.push(along);
+        Ok(out)
+    }
+
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
         let d = wrap_dim_insert(dim, self.ndim())?;
         let mut out = self.clone();

@@ -3326,6 +3326,276 @@ def _nan_reduction_samples(with_dtype):
         ]
         if with_dtype:
             samples.append(SampleInput((nans,), {"dim": 1, "dtype": torch.float64}, desc="dtype="))
+# --- issue 11: norms, scatter_reduce, unfold, unique ---
+# linalg.vector_norm is one node (LinalgVectorNormBackward0, src/ops/norm.rs);
+# matrix_norm's ±1 / ±inf are amax / amin of it, linalg.norm and torch.norm route
+# between them (python/ferrograd/_norms.py); repeat_interleave is torch's composite
+# (ViewBackward0 over clone/expand for an int, IndexSelectBackward0 for a tensor);
+# unfold is a view (UnfoldBackward0); scatter_reduce has its own node
+# (ScatterReduceBackward0, src/ops/scatter_reduce.rs); unique / unique_consecutive have
+# no derivative (no gradient checks, no vmap). grad_fn names pinned from torch 2.15.
+
+
+def _np_vector_norm(a, ord=2, dim=None, keepdim=False, dtype=None):
+    a = np.abs(a if dtype is None else a.astype(dtype))
+    if a.ndim == 0 or (isinstance(dim, (tuple, list)) and not dim):
+        dim = None  # dim=[] is every dim; a 0-dim tensor's dim 0 is itself
+    axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+    if ord == 0:
+        out = np.sum(a != 0, axis=axis, keepdims=keepdim).astype(a.dtype)
+    elif ord == math.inf:
+        out = np.max(a, axis=axis, keepdims=keepdim)
+    elif ord == -math.inf:
+        out = np.min(a, axis=axis, keepdims=keepdim)
+    else:
+        out = np.sum(a**ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(out, a.dtype)
+
+
+def _vector_norm_samples(dtype):
+    make = Maker(dtype, "vector_norm")
+
+    def away(*shape):  # |x| >= 0.3: orders below 1 have no kink there
+        return Maker(dtype, f"vector_norm{shape}")(*shape, avoid=(0.0,), gap=0.3)
+
+    return [
+        SampleInput((make(3, 4),)),
+        SampleInput((make(3, 4),), {"ord": 1, "dim": 1}, desc="ord 1, dim"),
+        SampleInput((make(2, 3, 4),), {"ord": math.inf, "dim": (0, 2)}, desc="inf, dims"),
+        SampleInput((make(3, 4),), {"ord": -math.inf, "dim": -1, "keepdim": True},
+                    desc="-inf, keepdim"),
+        # (ord 0: torch leaves the gradient undefined; tests/test_norm_ops.py)
+        SampleInput((make(2, 3, 4),), {"ord": 3, "dim": -1, "keepdim": True}, desc="ord 3"),
+        SampleInput((away(3, 4),), {"ord": 1.5}, desc="ord 1.5"),
+        SampleInput((away(3, 4),), {"ord": 0.5, "dim": 1}, desc="ord 0.5"),
+        SampleInput((away(3, 4),), {"ord": -1, "dim": 0}, desc="ord -1"),
+        SampleInput((make(3, 4),), {"dim": [], "keepdim": True}, desc="dim [] is every dim"),
+        SampleInput((make(),), {"ord": 3}, desc="0-dim"),
+        SampleInput((make(),), {"dim": 0}, desc="0-dim, dim 0"),
+        SampleInput((transposed(make(4, 3)),), {"dim": 0}, desc="transposed"),
+        SampleInput((stepped(make(3, 4)),), {"ord": 1, "dim": -1}, desc="stepped"),
+        SampleInput((make(0, 3),), {"dim": 1}, desc="zero-size"),
+        SampleInput((make(0, 3),), desc="empty: 0"),
+    ]
+
+
+def _vector_norm_dtype_samples(dtype):
+    """dtype= (complex inputs take a complex dtype: the norm is its real part's type)."""
+    target = torch.complex128 if np.dtype(dtype).kind == "c" else torch.float64
+    return [SampleInput((Maker(dtype, "vector_norm_dtype")(3, 4),), {"dtype": target},
+                        desc="dtype=")]
+
+
+def _np_matrix_norm(a, ord="fro", dim=(-2, -1), keepdim=False):
+    return np.asarray(np.linalg.norm(a, ord, axis=tuple(dim), keepdims=keepdim), np.abs(a).dtype)
+
+
+def _matrix_norm_samples(dtype):
+    make = Maker(dtype, "matrix_norm")
+    return [
+        SampleInput((make(3, 4),)),
+        SampleInput((make(3, 4),), {"ord": 1}, grad_fn="AmaxBackward0", desc="ord 1"),
+        SampleInput((make(3, 4),), {"ord": -1}, grad_fn="AminBackward0", desc="ord -1"),
+        SampleInput((make(3, 4),), {"ord": math.inf, "keepdim": True},
+                    grad_fn="AmaxBackward0", desc="inf, keepdim"),
+        SampleInput((make(2, 3, 4),), {"ord": -math.inf, "dim": (0, 2)},
+                    grad_fn="AminBackward0", desc="-inf, dims (0, 2)"),
+        SampleInput((make(2, 3, 4),), {"ord": 1, "dim": (-1, 0), "keepdim": True},
+                    desc="1, dims reversed, keepdim"),
+        SampleInput((make(2, 3, 4),), {"ord": "fro", "dim": (2, 1)}, desc="fro, dims"),
+        SampleInput((transposed(make(4, 3)),), {"ord": math.inf}, desc="transposed"),
+        SampleInput((stepped(make(3, 4)),), {"ord": -1}, desc="stepped"),
+        SampleInput((make(0, 3),), desc="zero-size"),
+        SampleInput((make(0, 3),), {"ord": 1}, desc="zero-size, ord 1"),
+    ]
+
+
+def _np_linalg_norm(a, ord=None, dim=None, keepdim=False):
+    axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+    if ord is None and axis is None:
+        return np.asarray(np.linalg.norm(a.reshape(-1)), np.abs(a).dtype).reshape(
+            (1,) * a.ndim if keepdim else ()
+        )
+    return np.asarray(np.linalg.norm(a, ord, axis=axis, keepdims=keepdim), np.abs(a).dtype)
+
+
+def _linalg_norm_samples(dtype):
+    make = Maker(dtype, "linalg_norm")
+    return [
+        SampleInput((make(2, 3, 4),)),
+        SampleInput((make(4),), {"ord": 1}, desc="1-D, ord 1"),
+        SampleInput((make(3, 4),), {"ord": math.inf}, grad_fn="AmaxBackward0", desc="2-D, inf"),
+        SampleInput((make(3, 4),), {"ord": 3, "dim": 1}, desc="ord 3, dim"),
+        SampleInput((make(2, 3, 4),), {"ord": "fro", "dim": (0, 2)}, desc="fro, dims"),
+        SampleInput((make(2, 3, 4),), {"ord": -1, "dim": (1, 2), "keepdim": True},
+                    grad_fn="AminBackward0", desc="-1, dims, keepdim"),
+        SampleInput((transposed(make(4, 3)),), {"dim": (0,)}, desc="transposed"),
+        SampleInput((make(0, 3),), {"dim": 1}, desc="zero-size"),
+    ]
+
+
+def _np_norm(a, p="fro", dim=None, keepdim=False, dtype=None):
+    ord = 2 if p in ("fro", None) else p
+    return _np_vector_norm(a, ord, dim, keepdim, dtype)
+
+
+def _norm_samples(dtype):
+    make = Maker(dtype, "norm")
+    return [
+        SampleInput((make(3, 4),)),
+        SampleInput((make(3, 4),), {"p": 1, "dim": 1}, desc="p 1, dim"),
+        SampleInput((make(2, 3, 4),), {"p": "fro", "dim": (0, 2)}, desc="fro, dims"),
+        SampleInput((make(2, 3, 4),), {"p": 3, "dim": -1, "keepdim": True}, desc="p 3"),
+        SampleInput((make(3, 4),), {"p": math.inf}, desc="inf"),
+        SampleInput((stepped(make(3, 4)),), {"p": 2, "dim": 0}, desc="stepped"),
+        SampleInput((make(0, 3),), {"dim": 1}, desc="zero-size"),
+    ]
+
+
+def _np_repeat_interleave(a, repeats, dim=None, output_size=None):
+    return np.repeat(a, repeats, axis=dim)
+
+
+def _repeat_interleave_samples(dtype):
+    make = Maker(dtype, "repeat_interleave")
+    index_select = "IndexSelectBackward0"
+    return [
+        SampleInput((make(3, 4),), {"repeats": 2, "dim": 0}, grad_fn="ViewBackward0"),
+        SampleInput((make(3, 4),), {"repeats": 3}, grad_fn="ViewBackward0", desc="flattened"),
+        SampleInput((make(2, 3, 4),), {"repeats": 2, "dim": -1, "output_size": 8},
+                    desc="last dim, output_size="),
+        SampleInput((make(3, 4),), {"repeats": _index(1, 0, 2), "dim": 0},
+                    grad_fn=index_select, desc="tensor repeats"),
+        SampleInput((make(3, 4),), {"repeats": np.array([2], np.int64), "dim": 1},
+                    grad_fn=index_select, desc="one repeat for all"),
+        SampleInput((make(2, 3),), {"repeats": _index(1, 2, 0, 1, 1, 3)}, grad_fn=index_select,
+                    desc="tensor repeats, flattened"),
+        SampleInput((make(3, 4),), {"repeats": 0, "dim": 1}, desc="repeats 0"),
+        SampleInput((make(),), {"repeats": 2}, desc="0-dim"),
+        SampleInput((transposed(make(4, 3)),), {"repeats": 2, "dim": 1}, desc="transposed"),
+        SampleInput((make(0, 3),), {"repeats": 2, "dim": 1}, desc="zero-size"),
+    ]
+
+
+def _np_unfold(a, dimension, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)[:size]
+    windows = np.lib.stride_tricks.sliding_window_view(a, size, axis=dimension)
+    every = [slice(None)] * a.ndim
+    every[dimension] = slice(None, None, step)
+    return np.ascontiguousarray(windows[tuple(every)])
+
+
+UNFOLD_CASES = (
+    ((3, 5), {"dimension": 1, "size": 2, "step": 1}),
+    ((3, 5), {"dimension": 1, "size": 3, "step": 2}, None, "step 2"),
+    ((4, 3), {"dimension": 0, "size": 2, "step": 3}, None, "step past the end"),
+    ((2, 3, 4), {"dimension": -2, "size": 3, "step": 1}, None, "whole dim"),
+    ((3, 4), {"dimension": 1, "size": 0, "step": 1}, None, "size 0"),
+    # (no 0-dim sample: torch 2.15's UnfoldBackward0 fails on one)
+    ((4, 3), {"dimension": 1, "size": 2, "step": 1}, "T", "transposed"),
+    ((3, 4), {"dimension": -1, "size": 2, "step": 2}, "step", "stepped"),
+    ((0, 4), {"dimension": 1, "size": 2, "step": 1}, None, "zero-size"),
+)
+
+
+def _np_scatter_reduce(a, src, dim, index, reduce, include_self=True):
+    out = a.copy()
+    values: dict = {}
+    for pos in np.ndindex(index.shape):
+        at = list(pos)
+        at[dim] = index[pos]
+        values.setdefault(tuple(at), []).append(src[pos])
+    for at, vals in values.items():
+        vals = ([a[at]] if include_self else []) + vals
+        combine = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max,
+                   "amin": np.min}[reduce]
+        out[at] = combine(vals)
+    return out
+
+
+def _scatter_reduce_samples(reduces):
+    def sample_inputs(dtype):
+        make = Maker(dtype, "scatter_reduce")
+        index = _index([0, 2, 1, 0], [0, 1, 1, 2])
+        samples = []
+        for reduce in reduces:
+            for include_self in (True, False):
+                kwargs = {"dim": 0, "index": index, "reduce": reduce,
+                          "include_self": include_self}
+                samples.append(SampleInput((make(3, 4), make(2, 4)), kwargs,
+                                           desc=f"{reduce}, include_self={include_self}"))
+        with_zero = make(3, 4)
+        with_zero[1, 2] = 0
+        zero_src = make(2, 4)
+        zero_src[0, 1] = 0
+        dim1 = {"dim": 1, "index": _index([3, 0, 3], [1, 1, 0]), "reduce": reduces[0]}
+        return samples + [
+            # (src no larger than index: torch 2.15's gradient for a larger src has
+            # index's shape)
+            SampleInput((make(3, 5), make(2, 3)), dim1, desc="dim 1"),
+            SampleInput((with_zero, zero_src), {"dim": 0, "index": index, "reduce": "prod"},
+                        desc="prod through zeros"),
+            SampleInput((transposed(make(3, 4)), stepped(make(2, 4))),
+                        {"dim": 0, "index": index, "reduce": reduces[-1]}, desc="non-contig"),
+            SampleInput((make(3, 4), make(0, 4)),
+                        {"dim": 0, "index": np.zeros((0, 4), np.int64), "reduce": "sum"},
+                        desc="empty index"),
+            SampleInput((make(0, 4), make(0, 4)),
+                        {"dim": 1, "index": np.zeros((0, 4), np.int64), "reduce": "mean"},
+                        desc="zero-size"),
+        ]
+
+    return sample_inputs
+
+
+def _np_unique(a, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    values, inverse, counts = np.unique(
+        a, return_inverse=True, return_counts=True, axis=dim, equal_nan=False
+    )
+    inverse = inverse.reshape(a.shape if dim is None else (a.shape[dim],))
+    wanted = (values, *((inverse,) if return_inverse else ()),
+              *((counts,) if return_counts else ()))
+    return wanted if len(wanted) > 1 else values
+
+
+def _np_unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
+    rows = a.reshape(-1) if dim is None else np.moveaxis(a, dim, 0)
+    starts = [i for i in range(len(rows)) if i == 0 or not np.array_equal(rows[i], rows[i - 1])]
+    counts = np.diff(starts + [len(rows)]).astype(np.int64)
+    values = rows[starts] if dim is None else np.moveaxis(rows[starts], 0, dim)
+    inverse = np.repeat(np.arange(len(starts)), counts).reshape(
+        a.shape if dim is None else (len(rows),)
+    )
+    wanted = (values, *((inverse,) if return_inverse else ()),
+              *((counts,) if return_counts else ()))
+    return wanted if len(wanted) > 1 else values
+
+
+def _unique_samples(consecutive):
+    def sample_inputs(dtype):
+        rng = np.random.default_rng(11)
+
+        def repeats(*shape):  # few distinct values, so groups form
+            return rng.integers(-2, 3, size=shape).astype(dtype)
+
+        both = {"return_inverse": True, "return_counts": True}
+        runs = np.array([[1, 1, 2], [1, 1, 2], [0, 5, 5], [0, 5, 5], [1, 1, 2]], dtype)
+        samples = [
+            SampleInput((repeats(3, 4),)),
+            SampleInput((repeats(3, 4),), both, desc="inverse, counts"),
+            SampleInput((runs,), {**both, "dim": 0}, desc="rows"),
+            SampleInput((runs,), {"return_counts": True, "dim": -1}, desc="columns"),
+            SampleInput((np.array([2.0, np.nan, 2.0, np.nan]).astype(dtype),), both,
+                        desc="NaN is its own group"),
+            SampleInput((repeats(),), both, desc="0-dim"),
+            SampleInput((transposed(repeats(4, 3)),), both, desc="transposed"),
+            SampleInput((np.array([[3, 1], [3, 1]], np.int64),), both, desc="int64"),
+            SampleInput((repeats(0, 3),), both, desc="zero-size"),
+            SampleInput((repeats(0, 3),), {**both, "dim": 0}, desc="zero-size, its dim"),
+        ]
+        if not consecutive:
+            samples.append(SampleInput((repeats(5),), {"sorted": False}, desc="sorted=False"))
         return samples
 
     return sample_inputs
@@ -3437,6 +3707,81 @@ ISSUE11_DB += MISC_DB
 
 #: The ternary, scan and nan-reduction entries, which test_ops checks exist.
 MISC_OPS = tuple(op.name for op in MISC_DB)
+def _linalg_late(name):
+    """torch.linalg.<name>, looked up when called."""
+    return lambda *args, **kwargs: getattr(torch.linalg, name)(*args, **kwargs)
+
+
+NORMS_DB: list[OpInfo] = [
+    _linalg(
+        "vector_norm",
+        _linalg_late("vector_norm"),
+        _np_vector_norm,
+        _plus(_vector_norm_samples, _vector_norm_dtype_samples),
+        "LinalgVectorNormBackward0",
+        supports_complex=True,
+    ),
+    _linalg(
+        "matrix_norm",
+        _linalg_late("matrix_norm"),
+        _np_matrix_norm,
+        _matrix_norm_samples,
+        "LinalgVectorNormBackward0",
+        supports_complex=True,
+    ),
+    _linalg(
+        "norm",
+        _linalg_late("norm"),
+        _np_linalg_norm,
+        _linalg_norm_samples,
+        "LinalgVectorNormBackward0",
+        supports_complex=True,
+    ),
+    *_issue11(
+        late_op("norm", _np_norm, _norm_samples, "LinalgVectorNormBackward0",
+                supports_complex=True),
+        OpInfo("repeat_interleave", _indexed("repeat_interleave"), _np_repeat_interleave,
+               _repeat_interleave_samples, supports_complex=True),
+        OpInfo(
+            "unfold",
+            lambda x, **kwargs: x.unfold(**kwargs),
+            _np_unfold,
+            _one_tensor(*UNFOLD_CASES, seed="unfold"),
+            grad_fn_name="UnfoldBackward0",
+            supports_complex=True,
+        ),
+        OpInfo(
+            "scatter_reduce",
+            _indexed("scatter_reduce", "src"),
+            _np_scatter_reduce,
+            _scatter_reduce_samples(("sum", "prod", "mean", "amax", "amin")),
+            grad_fn_name="ScatterReduceBackward0",
+        ),
+        OpInfo(
+            "unique",
+            _late("unique"),
+            _np_unique,
+            _unique_samples(consecutive=False),
+            supports_grad=False,
+            supports_gradgrad=False,
+            supports_vmap=False,
+        ),
+        OpInfo(
+            "unique_consecutive",
+            _late("unique_consecutive"),
+            _np_unique_consecutive,
+            _unique_samples(consecutive=True),
+            supports_grad=False,
+            supports_gradgrad=False,
+            supports_vmap=False,
+        ),
+    ),
+]
+ISSUE11_DB += NORMS_DB
+
+#: The norms / scatter_reduce / unfold / unique entries, which test_ops checks exist.
+NORMS_OPS = tuple(op.name for op in NORMS_DB)
+
 
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
@@ -3468,6 +3813,7 @@ ISSUE11_OPS = (
     *INDEX_WRITE_OPS,
     *MATOPS_OPS,
     *MISC_OPS,
+    *NORMS_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

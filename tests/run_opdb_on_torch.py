@@ -58,6 +58,9 @@ TORCH_GAPS = {
     ("linalg.vecdot", "gradcheck complex128"): (set(range(5)), "batched forward AD of conj"),
     ("chain_matmul", "vmap"): (set(range(5)), "no batching rule for chain_matmul"),
     ("roll", "vmap"): ({7}, "the flattened roll of 0-dim examples rolls across the batch"),
+    # scatter_reduce(reduce="prod"): torch gives no forward-AD tangent (a silent zero).
+    ("scatter_reduce", "gradcheck"): ({2, 3, 11}, "no forward AD for reduce='prod'"),
+    ("scatter_reduce", "gradgradcheck"): ({2, 3, 11}, "no forward AD for reduce='prod'"),
 }
 
 

@@ -76,6 +76,10 @@ from ._composite import *  # noqa: F403
 from ._composite import __all__ as _composite_all
 from ._random_ops import *  # noqa: F403
 from ._random_ops import __all__ as _random_all
+from ._norms import *  # noqa: F403
+from ._norms import __all__ as _norms_all
+from ._repeat_unique import *  # noqa: F403
+from ._repeat_unique import __all__ as _repeat_unique_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
 from ._tensor_py import is_warn_always_enabled, set_warn_always
@@ -183,4 +187,6 @@ __all__ = [
     *_functional_all,
     *_composite_all,
     *_random_all,
+    *_norms_all,
+    *_repeat_unique_all,
 ]

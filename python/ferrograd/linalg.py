@@ -1,12 +1,15 @@
 """``ferrograd.linalg``: the part of ``torch.linalg`` built from other ops (torch's
 CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and cross
-(LinalgCrossBackward0, the Tensor method with linalg's default dim)."""
+(LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
+(vector_norm, matrix_norm, norm: _norms.py)."""
 
 from . import _C
 from ._composite import _shape
 from ._functional import _C_TYPE
+from ._norms import linalg_norm as norm
+from ._norms import matrix_norm, vector_norm
 
-__all__ = ["cross", "matmul", "multi_dot", "vecdot"]
+__all__ = ["cross", "matmul", "matrix_norm", "multi_dot", "norm", "vecdot", "vector_norm"]
 
 matmul = _C.Tensor.matmul
 

@@ -17,6 +17,7 @@ pub mod indexing;
 pub mod matrix_methods;
 pub mod memory;
 pub mod misc_methods;
+pub mod norm_methods;
 pub mod op_table;
 pub mod profiler;
 pub mod random_methods;

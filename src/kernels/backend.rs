@@ -11,7 +11,8 @@ use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::{
-    Binary, BinaryMath, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Extremum, Groups, Random, Reduce, Scan, ScatterReduce,
+    SortKind, Unary,
 };
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
@@ -129,6 +130,23 @@ pub trait Backend: Send + Sync {
     /// k-th value or median), with the source indices (see `kinds::SortKind`). The
     /// one-element kinds need nonempty lines.
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)>;
+
+    /// A copy of `x` with `src` combined in at `index` along `dim` (see
+    /// `kinds::ScatterReduce`); `include_self` false: x's own values at the written
+    /// positions left out. `src` has x's dtype; `index` fits as for `scatter`.
+    fn scatter_reduce(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        reduce: ScatterReduce,
+        include_self: bool,
+    ) -> Result<Data>;
+
+    /// The groups of equal rows of `x`, read as `rows` rows of its elements in row-major
+    /// order (see `kinds::Groups`): all equal rows, or runs when `consecutive`.
+    fn unique_rows(&self, x: &Data, rows: usize, consecutive: bool) -> Result<Groups>;
 
     /// An int64 index checked against a dim of `size` and wrapped (negatives count from
     /// the end where `negative` allows them); the inner `Err` is the first index out of

@@ -159,23 +159,40 @@ pub fn scatter_into<T: Arith>(
     accumulate: bool,
 ) -> Result<Vec<T>> {
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
-    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
+    let vals = unsafe { contiguous_data::<T>(src) };
+    for_each_scatter(index, bshape, &src.layout().shape, dim, |o, v| {
+        out[o] = if accumulate { out[o] + vals[v] } else { vals[v] };
+    })?;
+    Ok(out)
+}
+
+/// `f(out_offset, src_offset)` for each element of `index`, in row-major order: where
+/// it lands in a row-major `bshape` (its value along `dim`, checked against the size
+/// there) and where its value sits in a row-major `src_shape`. The callers have checked
+/// that index fits in both apart from `dim`.
+pub fn for_each_scatter(
+    index: &Data,
+    bshape: &[usize],
+    src_shape: &[usize],
+    dim: usize,
+    mut f: impl FnMut(usize, usize),
+) -> Result<()> {
+    // SAFETY: read-only; dropped before returning.
+    let idx = unsafe { contiguous_data::<i64>(index) };
     let ishape = &index.layout().shape;
     let size = bshape.get(dim).copied().unwrap_or(1);
     let to = RowWalk::new(ishape, bshape, dim)?;
     // The values are read at the index's own positions: `dim` walks like any other dim.
-    let from = RowWalk::new(ishape, &src.layout().shape, usize::MAX)?;
+    let from = RowWalk::new(ishape, src_shape, usize::MAX)?;
     if idx.is_empty() {
-        return Ok(out);
+        return Ok(());
     }
     for ((ix, &start), &vstart) in idx.chunks(to.row_len).zip(&to.starts).zip(&from.starts) {
         for (j, &i) in ix.iter().enumerate() {
-            let o = to.at(start, j, check_index(i, size, dim)?);
-            let v = vals[vstart + j * from.row_stride];
-            out[o] = if accumulate { out[o] + v } else { v };
+            f(to.at(start, j, check_index(i, size, dim)?), vstart + j * from.row_stride);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A row-major shape split around `dim`: the element counts before it, along it and

@@ -411,3 +411,34 @@ pub enum SortKind {
     /// its first position), unless `ignore_nan`, when the NaNs are left out.
     Median { ignore_nan: bool },
 }
+
+/// How `scatter_reduce` combines the values scattered to one position.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ScatterReduce {
+    Sum,
+    Prod,
+    Mean,
+    Amax,
+    Amin,
+}
+
+impl ScatterReduce {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterReduce::Sum => "sum",
+            ScatterReduce::Prod => "prod",
+            ScatterReduce::Mean => "mean",
+            ScatterReduce::Amax => "amax",
+            ScatterReduce::Amin => "amin",
+        }
+    }
+}
+
+/// The groups of equal rows `Backend::unique_rows` finds: each group's first row (in
+/// sorted order, or in order of appearance for consecutive runs), every row's group,
+/// and each group's size.
+pub struct Groups {
+    pub first: Vec<i64>,
+    pub inverse: Vec<i64>,
+    pub counts: Vec<i64>,
+}

@@ -20,7 +20,7 @@ use crate::shape::{fmt_dims, wrap_dim};
 use crate::tensor::Tensor;
 
 /// An int32 or int64 index, as int64 (what the kernels read).
-fn index_i64(index: &Tensor, op: &str, expected: &str) -> Result<Tensor> {
+pub(crate) fn index_i64(index: &Tensor, op: &str, expected: &str) -> Result<Tensor> {
     match index.dtype() {
         DType::I64 => Ok(index.clone()),
         DType::I32 => to_dtype(index, DType::I64),
@@ -32,7 +32,12 @@ fn index_i64(index: &Tensor, op: &str, expected: &str) -> Result<Tensor> {
 
 /// gather/scatter's shape rule: `index` has `x`'s number of dims and is no larger
 /// than `x` apart from `dim` (and no larger than `src`, when there is one).
-fn check_index_shape(x: &Tensor, dim: usize, index: &Tensor, src: Option<&Tensor>) -> Result<()> {
+pub(crate) fn check_index_shape(
+    x: &Tensor,
+    dim: usize,
+    index: &Tensor,
+    src: Option<&Tensor>,
+) -> Result<()> {
     if index.dim() != x.dim().max(1) && !(index.dim() == 0 && x.dim() == 0) && index.numel() != 0 {
         return Err(Error::runtime(
             "Index tensor must have the same number of dimensions as input tensor",
@@ -67,7 +72,7 @@ fn check_index_shape(x: &Tensor, dim: usize, index: &Tensor, src: Option<&Tensor
 }
 
 /// `src` cut to `index`'s shape: the part of it a scatter reads.
-fn src_for(src: &Tensor, index: &Tensor) -> Result<Tensor> {
+pub(crate) fn src_for(src: &Tensor, index: &Tensor) -> Result<Tensor> {
     let mut s = src.clone();
     for (d, &n) in index.shape().iter().enumerate() {
         if s.shape()[d] != n {

@@ -43,6 +43,7 @@ pub mod join;
 pub mod linalg;
 pub mod matrix_ops;
 pub mod nan_reduce;
+pub mod norm;
 pub mod prod;
 pub mod random_ops;
 pub mod reduce;
@@ -50,6 +51,7 @@ pub mod roll;
 pub mod rounding;
 pub mod rules;
 pub mod scan;
+pub mod scatter_reduce;
 pub mod shape;
 pub mod softmax;
 pub mod sort;
@@ -57,6 +59,7 @@ pub mod special;
 pub mod stats;
 pub mod ternary;
 pub mod unary;
+pub mod unique;
 pub mod view;
 
 #[cfg(test)]

@@ -44,6 +44,12 @@ pub enum ViewKind {
         stride: Dims,
         offset: isize,
     },
+    /// Windows along a dim (see `Layout::unfold`).
+    Unfold {
+        dim: i64,
+        size: i64,
+        step: i64,
+    },
     Alias,
 }
 
@@ -74,6 +80,7 @@ impl ViewKind {
                     offset: off as usize,
                 }
             }
+            ViewKind::Unfold { dim, size, step } => l.unfold(*dim, *size, *step)?,
             ViewKind::Alias => l.clone(),
         })
     }
@@ -127,6 +134,13 @@ impl ViewKind {
                 dim2: shift(*dim2)?,
             },
             ViewKind::AsStrided { .. } => return Ok(None),
+            // A 0-dim example's window is a new dim, not a window of the batch dim.
+            ViewKind::Unfold { .. } if n == 0 => return Ok(None),
+            ViewKind::Unfold { dim, size, step } => ViewKind::Unfold {
+                dim: shift(*dim)?,
+                size: *size,
+                step: *step,
+            },
             ViewKind::Alias => ViewKind::Alias,
         }))
     }
@@ -511,6 +525,16 @@ pub fn diagonal(x: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor>
 
 /// `as_strided(size, stride, storage_offset)`: the raw signed arguments are checked in
 /// torch's order and against `x`'s storage (torch's texts) before any view exists.
+/// `x.unfold(dimension, size, step)` (UnfoldBackward0): a view of the windows.
+pub fn unfold(x: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
+    let kind = ViewKind::Unfold {
+        dim: dimension,
+        size,
+        step,
+    };
+    view_op(x, "UnfoldBackward0", kind)
+}
+
 pub fn as_strided(x: &Tensor, size: &[i64], stride: &[i64], offset: Option<i64>) -> Result<Tensor> {
     let layout = Layout::as_strided(
         size,

@@ -7,14 +7,17 @@ mod binary_math;
 mod random;
 mod reduce;
 mod scan;
-mod sort;
+mod scatter_reduce;
+pub(crate) mod sort;
 mod unary;
+mod unique;
 
 use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
 use crate::kernels::kinds::{
-    Binary, BinaryMath, Bitwise, Compare, Extremum, Random, Reduce, Scan, SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Extremum, Groups, Random, Reduce, Scan, ScatterReduce,
+    SortKind, Unary,
 };
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::random::RngHandle;
@@ -166,6 +169,20 @@ impl Backend for Cpu {
     }
     fn sort(&self, x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         sort::sort(x, dim, kind)
+    }
+    fn scatter_reduce(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        reduce: ScatterReduce,
+        include_self: bool,
+    ) -> Result<Data> {
+        scatter_reduce::scatter_reduce(x, dim, index, src, reduce, include_self)
+    }
+    fn unique_rows(&self, x: &Data, rows: usize, consecutive: bool) -> Result<Groups> {
+        unique::unique_rows(x, rows, consecutive)
     }
     fn wrap_index(
         &self,

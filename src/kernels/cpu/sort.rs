@@ -34,6 +34,12 @@ fn key<T: Real>(v: T) -> u64 {
     }
 }
 
+/// NaN-aware ascending order (NaN the largest and equal to NaN, -0 equal to +0): the
+/// order of the keys.
+pub(crate) fn ascending<T: Real>(a: T, b: T) -> std::cmp::Ordering {
+    key(a).cmp(&key(b))
+}
+
 /// A line's element `k` as a sort entry: its key (complemented for descending order)
 /// above its position.
 fn entry<T: Real>(v: T, k: usize, descending: bool) -> u128 {

@@ -36,7 +36,7 @@ pub struct Case {
     pub inputs: fn(DType) -> Vec<Tensor>,
 }
 
-fn randn(shape: &[usize], dtype: DType) -> Tensor {
+pub(super) fn randn(shape: &[usize], dtype: DType) -> Tensor {
     crate::ops::creation::randn(shape, dtype).unwrap()
 }
 
@@ -85,7 +85,7 @@ fn sum(dims: &[usize], keepdim: bool, mean: bool) -> Box<dyn Op> {
     })
 }
 
-fn c(
+pub(super) fn c(
     name: &'static str,
     complex: bool,
     op: fn(DType) -> Box<dyn Op>,
@@ -99,7 +99,7 @@ fn c(
     }
 }
 
-fn one(d: DType) -> Vec<Tensor> {
+pub(super) fn one(d: DType) -> Vec<Tensor> {
     vec![randn(&[3, 4], d)]
 }
 fn one_positive(d: DType) -> Vec<Tensor> {
@@ -1067,6 +1067,9 @@ fn base_cases() -> Vec<Case> {
             one,
         ),
     ]
+    .into_iter()
+    .chain(super::norm_cases::cases())
+    .collect()
 }
 
 fn add_product(product: Product, d: DType) -> Box<dyn Op> {

@@ -8,6 +8,7 @@
 
 mod cases;
 mod checks;
+mod norm_cases;
 
 use crate::dtype::DType;
 use crate::error::Error;
