@@ -3326,6 +3326,119 @@ def _nan_reduction_samples(with_dtype):
         ]
         if with_dtype:
             samples.append(SampleInput((nans,), {"dim": 1, "dtype": torch.float64}, desc="dtype="))
+        return samples
+
+    return sample_inputs
+
+
+def _np_nan_reduction(fn):
+    def ref(a, dim=None, keepdim=False, dtype=None):
+        return np.asarray(fn(a, axis=dim, keepdims=keepdim, dtype=dtype))
+
+    return ref
+
+
+# (keepdim without a dim is in test_misc_ops.py: torch's vmap of it is wrong)
+AMINMAX_CASES = (
+    ((3, 4), {}, None, "all"),
+    ((3, 4), {"dim": 1}, None, "dim"),
+    ((2, 3, 4), {"dim": 0, "keepdim": True}, None, "dim, keepdim"),
+    ((), {}, None, "0-dim"),
+    ((4, 3), {"dim": -1}, "T", "transposed"),
+    ((3, 4), {"dim": 1}, "step", "stepped"),
+    ((0, 3), {"dim": 1}, None, "zero-size"),
+)
+
+
+def _np_aminmax(a, dim=None, keepdim=False):
+    return np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)
+
+
+MISC_DB: list[OpInfo] = _issue11(
+    late_op(
+        "lerp",
+        _np_lerp,
+        _ternary_samples("lerp", scalar_weight=True),
+        {0: "LerpBackward1", 6: "LerpBackward0"},
+        supports_complex=True,
+    ),
+    late_op(
+        "addcmul",
+        _np_addcmul,
+        _ternary_samples("addcmul"),
+        {0: "AddcmulBackward0", 6: "AddcmulBackward0"},
+        supports_complex=True,
+    ),
+    late_op(
+        "addcdiv",
+        _np_addcdiv,
+        _ternary_samples("addcdiv", divisor=True),
+        {0: "AddcdivBackward0", 6: "AddcdivBackward0"},
+        supports_complex=True,
+    ),
+    late_one_tensor(
+        "cummax",
+        _np_cum_extreme(True),
+        *SCAN_CASES,
+        distinct=True,
+        grad_fn_name={0: "CummaxBackward0", 5: "CummaxBackward0"},
+    ),
+    late_one_tensor(
+        "cummin",
+        _np_cum_extreme(False),
+        *SCAN_CASES,
+        distinct=True,
+        grad_fn_name={0: "CumminBackward0", 5: "CumminBackward0"},
+    ),
+    late_op(
+        "logcumsumexp",
+        _np_logcumsumexp,
+        # no "empty dim" sample: torch's forward-mode rule takes a max over that dim
+        _plus(
+            _without("empty dim", _one_tensor(*SCAN_CASES, seed="logcumsumexp")), _large_values(1)
+        ),
+        {0: "LogcumsumexpBackward0", 8: "LogcumsumexpBackward0"},
+        # forward-over-reverse of the vjp disagrees with finite differences (to fix)
+        supports_gradgrad=False,
+    ),
+    late_op(
+        "nansum",
+        _np_nan_reduction(np.nansum),
+        _nan_reduction_samples(True),
+        {0: "NansumBackward0", 1: "NansumBackward0"},
+    ),
+    late_op(
+        "nanmean",
+        _np_nan_reduction(np.nanmean),
+        _nan_reduction_samples(False),
+        {0: "DivBackward0", 1: "DivBackward0"},
+    ),
+    late_one_tensor(
+        "aminmax",
+        _np_aminmax,
+        *AMINMAX_CASES,
+        distinct=True,
+        grad_fn_name={0: "AminmaxBackward0", 1: "AminmaxBackward0"},
+    ),
+) + [
+    replace(
+        late_op(
+            "cumprod",
+            _np_scan(np.cumprod),
+            _cumprod_dtype_sample,
+            "CumprodBackward0",
+            supports_gradgrad=False,
+        ),
+        name="cumprod_dtype",
+        needs=("cumprod",),
+    ),
+]
+ISSUE11_DB += MISC_DB
+
+#: The ternary, scan and nan-reduction entries, which test_ops checks exist.
+MISC_OPS = tuple(op.name for op in MISC_DB)
+
+
 # --- issue 11: norms, scatter_reduce, unfold, unique ---
 # linalg.vector_norm is one node (LinalgVectorNormBackward0, src/ops/norm.rs);
 # matrix_norm's ±1 / ±inf are amax / amin of it, linalg.norm and torch.norm route
@@ -3601,112 +3714,6 @@ def _unique_samples(consecutive):
     return sample_inputs
 
 
-def _np_nan_reduction(fn):
-    def ref(a, dim=None, keepdim=False, dtype=None):
-        return np.asarray(fn(a, axis=dim, keepdims=keepdim, dtype=dtype))
-
-    return ref
-
-
-# (keepdim without a dim is in test_misc_ops.py: torch's vmap of it is wrong)
-AMINMAX_CASES = (
-    ((3, 4), {}, None, "all"),
-    ((3, 4), {"dim": 1}, None, "dim"),
-    ((2, 3, 4), {"dim": 0, "keepdim": True}, None, "dim, keepdim"),
-    ((), {}, None, "0-dim"),
-    ((4, 3), {"dim": -1}, "T", "transposed"),
-    ((3, 4), {"dim": 1}, "step", "stepped"),
-    ((0, 3), {"dim": 1}, None, "zero-size"),
-)
-
-
-def _np_aminmax(a, dim=None, keepdim=False):
-    return np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)
-
-
-MISC_DB: list[OpInfo] = _issue11(
-    late_op(
-        "lerp",
-        _np_lerp,
-        _ternary_samples("lerp", scalar_weight=True),
-        {0: "LerpBackward1", 6: "LerpBackward0"},
-        supports_complex=True,
-    ),
-    late_op(
-        "addcmul",
-        _np_addcmul,
-        _ternary_samples("addcmul"),
-        {0: "AddcmulBackward0", 6: "AddcmulBackward0"},
-        supports_complex=True,
-    ),
-    late_op(
-        "addcdiv",
-        _np_addcdiv,
-        _ternary_samples("addcdiv", divisor=True),
-        {0: "AddcdivBackward0", 6: "AddcdivBackward0"},
-        supports_complex=True,
-    ),
-    late_one_tensor(
-        "cummax",
-        _np_cum_extreme(True),
-        *SCAN_CASES,
-        distinct=True,
-        grad_fn_name={0: "CummaxBackward0", 5: "CummaxBackward0"},
-    ),
-    late_one_tensor(
-        "cummin",
-        _np_cum_extreme(False),
-        *SCAN_CASES,
-        distinct=True,
-        grad_fn_name={0: "CumminBackward0", 5: "CumminBackward0"},
-    ),
-    late_op(
-        "logcumsumexp",
-        _np_logcumsumexp,
-        # no "empty dim" sample: torch's forward-mode rule takes a max over that dim
-        _plus(
-            _without("empty dim", _one_tensor(*SCAN_CASES, seed="logcumsumexp")), _large_values(1)
-        ),
-        {0: "LogcumsumexpBackward0", 8: "LogcumsumexpBackward0"},
-        # forward-over-reverse of the vjp disagrees with finite differences (to fix)
-        supports_gradgrad=False,
-    ),
-    late_op(
-        "nansum",
-        _np_nan_reduction(np.nansum),
-        _nan_reduction_samples(True),
-        {0: "NansumBackward0", 1: "NansumBackward0"},
-    ),
-    late_op(
-        "nanmean",
-        _np_nan_reduction(np.nanmean),
-        _nan_reduction_samples(False),
-        {0: "DivBackward0", 1: "DivBackward0"},
-    ),
-    late_one_tensor(
-        "aminmax",
-        _np_aminmax,
-        *AMINMAX_CASES,
-        distinct=True,
-        grad_fn_name={0: "AminmaxBackward0", 1: "AminmaxBackward0"},
-    ),
-) + [
-    replace(
-        late_op(
-            "cumprod",
-            _np_scan(np.cumprod),
-            _cumprod_dtype_sample,
-            "CumprodBackward0",
-            supports_gradgrad=False,
-        ),
-        name="cumprod_dtype",
-        needs=("cumprod",),
-    ),
-]
-ISSUE11_DB += MISC_DB
-
-#: The ternary, scan and nan-reduction entries, which test_ops checks exist.
-MISC_OPS = tuple(op.name for op in MISC_DB)
 def _linalg_late(name):
     """torch.linalg.<name>, looked up when called."""
     return lambda *args, **kwargs: getattr(torch.linalg, name)(*args, **kwargs)
@@ -3781,6 +3788,8 @@ ISSUE11_DB += NORMS_DB
 
 #: The norms / scatter_reduce / unfold / unique entries, which test_ops checks exist.
 NORMS_OPS = tuple(op.name for op in NORMS_DB)
+
+
 
 
 #: The ops of the foundation issue; test_ops checks each has an entry.

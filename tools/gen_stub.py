@@ -130,6 +130,9 @@ def _class(cls, table):
             lines.append(_def(name, _generic_params(raw), "Any", "    ", "self"))
         else:
             lines.append(f"    {name}: Any\n")
+    if len(lines) == 1:
+        # A class the extension gives no members of its own (an exception class).
+        lines.append("    ...\n")
     return "".join(lines)
 
 

@@ -161,7 +161,11 @@ pub fn scatter_into<T: Arith>(
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let vals = unsafe { contiguous_data::<T>(src) };
     for_each_scatter(index, bshape, &src.layout().shape, dim, |o, v| {
-        out[o] = if accumulate { out[o] + vals[v] } else { vals[v] };
+        out[o] = if accumulate {
+            out[o] + vals[v]
+        } else {
+            vals[v]
+        };
     })?;
     Ok(out)
 }
@@ -189,7 +193,10 @@ pub fn for_each_scatter(
     }
     for ((ix, &start), &vstart) in idx.chunks(to.row_len).zip(&to.starts).zip(&from.starts) {
         for (j, &i) in ix.iter().enumerate() {
-            f(to.at(start, j, check_index(i, size, dim)?), vstart + j * from.row_stride);
+            f(
+                to.at(start, j, check_index(i, size, dim)?),
+                vstart + j * from.row_stride,
+            );
         }
     }
     Ok(())
