@@ -1386,6 +1386,14 @@ def _masked_fill_samples(dtype):
         SampleInput((transposed(make(4, 3)), mask.T), {"value": 1.5}, desc="transposed"),
         SampleInput((stepped(make(3, 4)), mask), {"value": 1.5}, desc="stepped"),
         SampleInput((make(0, 4), mask[0]), {"value": 1.5}, desc="zero-size"),
+        SampleInput(
+            (make(3, 4), mask, make()), grad_fn="MaskedFillBackward1", desc="0-dim tensor value"
+        ),
+        SampleInput(
+            (make(3, 1), mask[0], make()),
+            grad_fn="MaskedFillBackward1",
+            desc="tensor value, self broadcast to the mask",
+        ),
     ]
 
 

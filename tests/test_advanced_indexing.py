@@ -323,23 +323,24 @@ def test_index_put_too_many_indices():
         torch.zeros(3, 4, dtype=D).index_put_((index,) * 3, torch.ones(1, dtype=D))
 
 
-@known(
-    "zeros(3, 4).masked_fill_(tensor([True, False]), 1.0): ferrograd swaps the sizes "
-    "(a (2) ... b (4)); torch: 'tensor a (4) must match ... tensor b (2)'"
-)
 def test_masked_fill_shape_error():
+    # In place, torch expands the mask to self (self is tensor a); out of place it
+    # broadcasts mask against self (the mask is tensor a).
+    mask = torch.tensor([True, False])
     with raises(
         RuntimeError,
         "The size of tensor a (4) must match the size of tensor b (2) at non-singleton dimension 1",
     ):
-        torch.zeros(3, 4, dtype=D).masked_fill_(torch.tensor([True, False]), 1.0)
+        torch.zeros(3, 4, dtype=D).masked_fill_(mask, 1.0)
+    with raises(
+        RuntimeError,
+        "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 1",
+    ):
+        torch.zeros(3, 4, dtype=D).masked_fill(mask, 1.0)
+    with raises(RuntimeError, "output with shape [4] doesn't match the broadcast shape [3, 4]"):
+        torch.zeros(4, dtype=D).masked_fill_(torch.ones(3, 4, dtype=torch.bool), 1.0)
 
 
-@known(
-    "zeros(3, 4).index_fill(0, tensor([0]), tensor(2.)): torch takes a 0-dim tensor value "
-    "(IndexFillBackward1); ferrograd raises TypeError 'must be Number, not Tensor'",
-    raises=TypeError,
-)
 def test_index_fill_with_a_tensor_value():
     value = torch.tensor(2.0, dtype=D, requires_grad=True)
     out = torch.zeros(2, 2, dtype=D).index_fill(0, torch.tensor([0]), value)
@@ -347,15 +348,43 @@ def test_index_fill_with_a_tensor_value():
     assert out.grad_fn.name() == "IndexFillBackward1"
 
 
-@known(
-    "index_fill(zeros(()), 0, tensor([0]), 1.0): torch fills the scalar (1.0); ferrograd "
-    "raises NotImplementedError",
-    raises=NotImplementedError,
-)
+def test_index_fill_tensor_value_gradients_count_a_repeated_index_once():
+    x = torch.zeros(2, 3, dtype=D, requires_grad=True)
+    value = torch.tensor(2.0, dtype=D, requires_grad=True)
+    out = x.index_fill(1, torch.tensor([0, 0, 2]), value)
+    g = np.arange(6.0).reshape(2, 3)
+    out.backward(torch.tensor(g, dtype=D))
+    filled = np.zeros((2, 3), dtype=bool)
+    filled[:, [0, 2]] = True
+    assert x.grad.tolist() == np.where(filled, 0.0, g).tolist()
+    assert value.grad.item() == g[filled].sum()
+    fill = lambda a, v: a.index_fill(1, torch.tensor([2, 0, 2]), v)  # noqa: E731
+    assert torch.autograd.gradcheck(fill, (x.detach().requires_grad_(), value))
+    # In place, with the value cast to self's dtype; a value of more than 0 dims refused.
+    y = torch.zeros(2, 3, dtype=torch.int64)
+    y.index_fill_(1, torch.tensor([1]), torch.tensor(1.5))
+    assert y.tolist() == [[0, 1, 0], [0, 1, 0]]
+    with raises(
+        RuntimeError,
+        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+        "dimension(s).",
+    ):
+        x.index_fill(1, torch.tensor([0]), torch.tensor([1.0], dtype=D))
+
+
 def test_index_fill_of_a_scalar():
     x = torch.zeros((), dtype=D, requires_grad=True)
     out = torch.index_fill(x, 0, torch.tensor(-1), 1.0)
     assert (out.item(), out.grad_fn.name()) == (1.0, "IndexFillBackward0")
+    assert torch.index_fill(x, -1, torch.tensor([], dtype=torch.int64), 1.0).item() == 0.0
+    out_of_range = "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+    with raises(IndexError, out_of_range):
+        torch.index_fill(x, 1, torch.tensor([0]), 1.0)
+    with raises(IndexError, "index 1 is out of bounds for dimension 0 with size 1"):
+        torch.index_fill(x, 0, torch.tensor([1]), 1.0)
+    # Under vmap each example is a scalar.
+    filled = vmap(lambda e: e.index_fill(0, torch.tensor([0]), 5.0))(torch.zeros(3, dtype=D))
+    assert filled.tolist() == [5.0] * 3
 
 
 # ------------------------------------------------------------------------- index_put_ accumulate

@@ -73,6 +73,30 @@ def test_topk_kthvalue_median_pick_what_the_stable_sort_does(values):
     assert x.nanmedian(0).indices.item() == expected_nan
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64])
+def test_topk_of_a_few_from_a_long_line_picks_what_the_stable_sort_does(dtype):
+    # k * 16 <= len takes the bounded-buffer path; ties, NaNs and signed zeros repeat
+    # along the line so that the buffer's insertions and evictions meet all of them.
+    rng = np.random.default_rng(7)
+    values = [float(v) for v in rng.integers(-3, 4, 230)]
+    if dtype != torch.int64:
+        values[::9] = [float("nan")] * len(values[::9])
+        values[5::11] = [-0.0] * len(values[5::11])
+    x = torch.tensor(values, dtype=dtype)
+    as_float = [float(e) for e in x.tolist()]
+    desc, asc = _stable_order(as_float, True), _stable_order(as_float, False)
+    for k in (1, 2, 5, 14):
+        top, bottom = x.topk(k), x.topk(k, largest=False)
+        assert top.indices.tolist() == desc[:k]
+        assert bottom.indices.tolist() == asc[:k]
+        assert _same([float(v) for v in top.values.tolist()], [as_float[j] for j in desc[:k]])
+    # Along dim 0 of a transposed (non-contiguous) 2-D input: the same lines, strided.
+    grid = x.reshape(23, 10).t().contiguous().t()
+    ref = np.argsort(-np.array(grid.tolist(), dtype=float), axis=0, kind="stable")
+    if dtype == torch.int64:
+        assert grid.topk(1, 0).indices.tolist() == ref[:1].tolist()
+
+
 def test_sort_integer_extremes_and_other_dims():
     lo, hi = -(2**63), 2**63 - 1
     x = torch.tensor([[hi, lo, 0, -1, hi], [1, 1, lo, 0, 2]], dtype=torch.int64)

@@ -167,18 +167,7 @@ CASES = [
 ]
 
 
-# Broadcast errors that name the operands in another order than torch (ours computes
-# end - start first, and tensor1 * tensor2 before adding input): to fix in the ops' checks.
-ORDER_WRONG = {
-    "torch.lerp(x, v5, 0.5)",
-    "torch.lerp(x, x, v5)",
-    "torch.addcmul(x, v5, v)",
-    "torch.addcdiv(x, v5, v)",
-}
-PARAMS = [
-    pytest.param(*c, id=c[0], marks=[pytest.mark.xfail(strict=True)] if c[0] in ORDER_WRONG else [])
-    for c in CASES
-]
+PARAMS = [pytest.param(*c, id=c[0]) for c in CASES]
 
 
 @pytest.mark.parametrize("call, kind, message", PARAMS)

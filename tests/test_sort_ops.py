@@ -332,13 +332,11 @@ def test_k_out_of_range(op, message):
         op(torch.tensor([1.0, 2.0]))
 
 
-@known(
-    "tensor([1., 2.]).topk(1.5): ferrograd's TypeError reads \"'float' object cannot be "
-    'interpreted as an integer"'
-)
 def test_float_k():
     with raises(TypeError, "topk(): argument 'k' (position 1) must be int, not float"):
         torch.tensor([1.0, 2.0]).topk(1.5)
+    with raises(TypeError, "kthvalue(): argument 'k' (position 1) must be int, not float"):
+        torch.tensor([1.0, 2.0]).kthvalue(1.5)
 
 
 def _dim_error(ndim, got):

@@ -103,11 +103,14 @@ impl PyTensor {
     }
     fn index_fill(&self, py: Python<'_>, dim: i64, index: &Obj<'_>, value: &Obj<'_>) -> Out {
         let index = extract_tensor(index, "index_fill(): argument 'index' (position 2)")?;
-        let value = number_arg(value, "index_fill(): argument 'value' (position 3)")?;
-        to_py(
-            py,
-            run(|| advanced_index::index_fill(&self.t, dim, &index, value))?,
-        )
+        let out = match as_tensor_ref(value) {
+            Some(v) => run(|| advanced_index::index_fill_tensor(&self.t, dim, &index, &v))?,
+            None => {
+                let value = number_arg(value, "index_fill(): argument 'value' (position 3)")?;
+                run(|| advanced_index::index_fill(&self.t, dim, &index, value))?
+            }
+        };
+        to_py(py, out)
     }
     fn index_fill_<'py>(
         slf: Bound<'py, Self>,
@@ -116,8 +119,14 @@ impl PyTensor {
         value: &Obj<'py>,
     ) -> PyResult<Bound<'py, Self>> {
         let index = extract_tensor(index, "index_fill_(): argument 'index' (position 2)")?;
-        let value = number_arg(value, "index_fill_(): argument 'value' (position 3)")?;
-        run(|| advanced_index::index_fill_(&slf.get().t, dim, &index, value))?;
+        let x = &slf.get().t;
+        match as_tensor_ref(value) {
+            Some(v) => run(|| advanced_index::index_fill_tensor_(x, dim, &index, &v))?,
+            None => {
+                let value = number_arg(value, "index_fill_(): argument 'value' (position 3)")?;
+                run(|| advanced_index::index_fill_(x, dim, &index, value))?
+            }
+        }
         Ok(slf)
     }
     fn masked_fill_<'py>(
@@ -126,8 +135,14 @@ impl PyTensor {
         value: &Obj<'py>,
     ) -> PyResult<Bound<'py, Self>> {
         let mask = extract_tensor(mask, "masked_fill_(): argument 'mask' (position 1)")?;
-        let value = number_arg(value, "masked_fill_(): argument 'value' (position 2)")?;
-        run(|| index::masked_fill_(&slf.get().t, &mask, value))?;
+        let x = &slf.get().t;
+        match as_tensor_ref(value) {
+            Some(v) => run(|| index::masked_fill_tensor_(x, &mask, &v))?,
+            None => {
+                let value = number_arg(value, "masked_fill_(): argument 'value' (position 2)")?;
+                run(|| index::masked_fill_(x, &mask, value))?
+            }
+        }
         Ok(slf)
     }
     #[pyo3(signature = (dim, index, source, *, alpha=None))]

@@ -159,9 +159,7 @@ pub fn randperm(
     requires_grad: bool,
 ) -> Out {
     let _ = (layout, pin_memory);
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(PyTypeError::new_err("randperm(): out= is not supported"));
-    }
+    refuse_out(out, "randperm")?;
     device_arg(device, DeviceUse::alloc("randperm"))?;
     let gen = generator_arg("randperm", generator)?;
     if n < 0 {
@@ -211,9 +209,7 @@ pub fn normal(
     requires_grad: bool,
 ) -> Out {
     let _ = (layout, pin_memory);
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(PyTypeError::new_err("normal(): out= is not supported"));
-    }
+    refuse_out(out, "normal")?;
     let gen = generator_arg("normal", generator)?;
     let mean = tensor_or_number("normal", "mean", mean)?;
     let std = match std {
@@ -256,9 +252,7 @@ pub fn bernoulli(
     generator: Option<&Bound<'_, PyAny>>,
     out: Option<&Bound<'_, PyAny>>,
 ) -> Out {
-    if out.is_some_and(|o| !o.is_none()) {
-        return Err(PyTypeError::new_err("bernoulli(): out= is not supported"));
-    }
+    refuse_out(out, "bernoulli")?;
     input.bernoulli(py, p, generator)
 }
 
@@ -358,13 +352,6 @@ impl PyTensor {
             to: as_int(to)?.unwrap_or(random_top(dtype)),
             overload,
         };
-        if let Draw::RandomFill { from, to, .. } = draw {
-            if from >= to {
-                return Err(PyRuntimeError::new_err(format!(
-                    "random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"
-                )));
-            }
-        }
         fill(slf, draw, None, "random_", generator)
     }
     /// `bernoulli_(p=0.5)`: `p` a number or a tensor broadcast to self's shape.
@@ -426,4 +413,15 @@ fn fill(
     let gen = generator_arg(fname, generator)?;
     run(|| random_ops::fill_(&slf.get().t, draw, p, &gen))?;
     Ok(slf.clone().into_any().unbind())
+}
+
+/// `out=` is accepted by the signatures (torch's) but not implemented: say so rather
+/// than ignore it.
+fn refuse_out(out: Option<&Bound<'_, PyAny>>, op: &str) -> PyResult<()> {
+    match out {
+        Some(o) if !o.is_none() => Err(PyTypeError::new_err(format!(
+            "{op}(): out= is not supported"
+        ))),
+        _ => Ok(()),
+    }
 }

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 use crate::bindings::errors::run;
+use crate::bindings::factory_args::int_arg;
 use crate::bindings::tensor::{to_py, values_indices, PyTensor};
 use crate::ops::sort;
 
@@ -27,14 +28,23 @@ impl PyTensor {
         to_py(py, run(|| sort::sort(&self.t, 0, false))?.0)
     }
     #[pyo3(signature = (k, dim=-1, largest=true, sorted=true))]
-    fn topk(&self, py: Python<'_>, k: i64, dim: i64, largest: bool, sorted: bool) -> Out {
+    fn topk(
+        &self,
+        py: Python<'_>,
+        k: &Bound<'_, PyAny>,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+    ) -> Out {
         // The values always come sorted, which `sorted=False` allows.
         let _ = sorted;
+        let k = int_arg("topk", "k", 1, k)?;
         let (v, i) = run(|| sort::topk(&self.t, k, dim, largest))?;
         values_indices(py, "topk", v, i)
     }
     #[pyo3(signature = (k, dim=-1, keepdim=false))]
-    fn kthvalue(&self, py: Python<'_>, k: i64, dim: i64, keepdim: bool) -> Out {
+    fn kthvalue(&self, py: Python<'_>, k: &Bound<'_, PyAny>, dim: i64, keepdim: bool) -> Out {
+        let k = int_arg("kthvalue", "k", 1, k)?;
         let (v, i) = run(|| sort::kthvalue(&self.t, k, dim, keepdim))?;
         values_indices(py, "kthvalue", v, i)
     }

@@ -240,6 +240,17 @@ pub fn select_rows<T: Element>(
     let task = |(t, d): (usize, &mut [MaybeUninit<T>])| {
         let first = t * rows;
         let (mut o, mut k) = (first / index.len(), first % index.len());
+        if inner == 1 {
+            // Rows of one element (take, x[idx] of a vector): a plain gather.
+            for x in d.iter_mut() {
+                x.write(data[o * len + index[k] as usize]);
+                k += 1;
+                if k == index.len() {
+                    (o, k) = (o + 1, 0);
+                }
+            }
+            return;
+        }
         for row in d.chunks_mut(inner) {
             let start = (o * len + index[k] as usize) * inner;
             for (x, &v) in row.iter_mut().zip(&data[start..start + inner]) {
@@ -335,13 +346,17 @@ pub fn wrap_index(index: &Data, size: usize, negative: bool) -> std::result::Res
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
     let idx = unsafe { contiguous_data::<i64>(index) };
     let n = size as i64;
-    idx.iter()
-        .map(|&i| match i {
-            _ if (0..n).contains(&i) => Ok(i),
-            _ if negative && (-n..0).contains(&i) => Ok(i + n),
-            _ => Err(i),
-        })
-        .collect()
+    // A loop into a sized Vec: collecting into a Result does not know the length and
+    // grows (and copies) the Vec as it goes.
+    let mut out = Vec::with_capacity(idx.len());
+    for &i in idx.iter() {
+        out.push(match i {
+            _ if (0..n).contains(&i) => i,
+            _ if negative && (-n..0).contains(&i) => i + n,
+            _ => return Err(i),
+        });
+    }
+    Ok(out)
 }
 
 /// How many elements of a bool `mask` are true, and their coordinates, row-major,

@@ -15,7 +15,7 @@ use crate::ops::binary::{add, mul_scalar};
 use crate::ops::creation::{arange, zeros, zeros_like};
 use crate::ops::device::{backend, wrap};
 use crate::ops::index::index_select;
-use crate::ops::reduce::sum_to_size;
+use crate::ops::reduce::{sum, sum_to_size};
 use crate::ops::rules::{batch_size, composite, front_or_expand};
 use crate::ops::view::{contiguous, expand, permute, reshape, select};
 use crate::ops::{
@@ -616,8 +616,46 @@ pub fn masked_fill_at_(x: &Tensor, dim: usize, mask: &Tensor, value: Scalar) -> 
 
 // ---------------------------------------------------------------- index_fill
 
-/// `index_fill(x, dim, index, value)` (IndexFillBackward0): `value` written at the
-/// positions a 1-d int64 `index` picks along `dim`; inputs `[x, index]`.
+/// `value` (0-dim, x's dtype) written into `x` at the positions a 1-d int64 `index`
+/// picks along `dim`. A 0-dim `x` is one position (index 0 or -1).
+fn fill_at(x: &Tensor, dim: usize, index: &Tensor, value: &Tensor) -> Result<Tensor> {
+    if x.dim() == 0 {
+        let filled = fill_at(&reshape(x, &[1])?, 0, index, value)?;
+        return reshape(&filled, &[]);
+    }
+    let wrapped = wrap_index(x, index, x.shape()[dim], dim)?;
+    let mut indices: Vec<Option<Tensor>> = vec![None; dim];
+    indices.push(Some(wrapped));
+    index_put(x, &indices, value, false)
+}
+
+/// Batching of both index fills: x's batch dim to the front and the fill one dim
+/// further in (a 0-dim example becomes a length-1 dim, dropped again after); a batched
+/// index or value has no rule.
+fn batch_index_fill(
+    ctx: &BatchCtx,
+    name: &str,
+    fill: impl FnOnce(&Tensor, usize) -> Result<Tensor>,
+) -> Result<Batched> {
+    let (x, bx) = &ctx.inputs[0];
+    if ctx.inputs[1..].iter().any(|(_, b)| b.is_some()) {
+        return Err(crate::ops::no_batch_rule(name));
+    }
+    let Some(_) = bx else {
+        return Ok(smallvec![(fill(x, 0)?, None)]);
+    };
+    let front = crate::ops::rules::to_front(x, *bx)?;
+    let out = if front.dim() == 1 {
+        let filled = fill(&reshape(&front, &[front.shape()[0], 1])?, 1)?;
+        reshape(&filled, &[front.shape()[0]])?
+    } else {
+        fill(&front, 1)?
+    };
+    Ok(smallvec![(out, Some(0))])
+}
+
+/// `index_fill(x, dim, index, value)` for a number (IndexFillBackward0); inputs
+/// `[x, index]`.
 #[derive(Clone, Copy)]
 pub struct IndexFill {
     pub dim: usize,
@@ -637,13 +675,9 @@ impl Op for IndexFill {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         composite(inputs, |inputs| {
-            let (x, index) = (&inputs[0], &inputs[1]);
-            let size = x.shape()[self.dim];
-            let wrapped = wrap_index(x, index, size, self.dim)?;
-            let mut indices: Vec<Option<Tensor>> = vec![None; self.dim];
-            indices.push(Some(wrapped));
+            let x = &inputs[0];
             let value = crate::ops::creation::full(&[], self.value, x.dtype())?;
-            Ok(smallvec![index_put(x, &indices, &value, false)?])
+            Ok(smallvec![fill_at(x, self.dim, &inputs[1], &value)?])
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
@@ -651,40 +685,90 @@ impl Op for IndexFill {
     }
     /// Zero where the value was written.
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        let zero = IndexFill {
-            value: Scalar::Int(0),
-            ..*self
-        };
-        let g = apply1(zero, &[ctx.grad(0)?, ctx.saved(0)?.clone()])?;
+        let g = zero_filled(&ctx.grad(0)?, self.dim, ctx.saved(0)?)?;
         Ok(smallvec![Some(g), None])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let zero = IndexFill {
-            value: Scalar::Int(0),
-            ..*self
-        };
-        crate::ops::rules::linear_jvp(ctx, |t| apply1(zero, &[t.clone(), ctx.primals[1].clone()]))
+        crate::ops::rules::linear_jvp(ctx, |t| zero_filled(t, self.dim, &ctx.primals[1]))
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        let ((x, bx), (index, bi)) = (&ctx.inputs[0], &ctx.inputs[1]);
-        if bi.is_some() {
-            return Err(crate::ops::no_batch_rule(self.name()));
-        }
-        let op = IndexFill {
-            dim: self.dim + usize::from(bx.is_some()),
-            ..*self
-        };
-        let out = apply1(op, &[crate::ops::rules::to_front(x, *bx)?, index.clone()])?;
-        Ok(smallvec![(out, bx.map(|_| 0))])
+        let index = &ctx.inputs[1].0;
+        batch_index_fill(ctx, self.name(), |x, shift| {
+            let op = IndexFill {
+                dim: self.dim + shift,
+                ..*self
+            };
+            apply1(op, &[x.clone(), index.clone()])
+        })
     }
 }
 
-fn index_fill_inputs(
-    x: &Tensor,
-    dim: i64,
-    index: &Tensor,
-    value: Scalar,
-) -> Result<(IndexFill, [Tensor; 2])> {
+/// `t` with zeros at the filled positions: the gradient (and tangent) of the filled input.
+fn zero_filled(t: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
+    let zero = IndexFill {
+        dim,
+        value: Scalar::Int(0),
+    };
+    apply1(zero, &[t.clone(), index.clone()])
+}
+
+/// `index_fill(x, dim, index, value)` for a 0-dim tensor `value` (IndexFillBackward1);
+/// inputs `[x, index, value]`. The value's gradient is the sum of the gradient over the
+/// filled positions: the whole sum less that of the zero-filled gradient, which counts a
+/// repeated index once.
+#[derive(Clone, Copy)]
+pub struct IndexFillTensor {
+    pub dim: usize,
+}
+
+impl Op for IndexFillTensor {
+    fn name(&self) -> &'static str {
+        "IndexFillBackward1"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![
+            ("dim", SavedAttr::Scalar(Scalar::Int(self.dim as i64))),
+            ("index", SavedAttr::Slot(0)),
+        ]
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        composite(inputs, |inputs| {
+            let (x, index, value) = (&inputs[0], &inputs[1], &inputs[2]);
+            let value = crate::ops::unary::to_dtype(value, x.dtype())?;
+            Ok(smallvec![fill_at(x, self.dim, index, &value)?])
+        })
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        let kept = zero_filled(&g, self.dim, ctx.saved(0)?)?;
+        let gv = if ctx.needs(2) {
+            let total = sum(&g, None, false, None)?;
+            let unfilled = sum(&kept, None, false, None)?;
+            Some(crate::ops::binary::sub(&total, &unfilled, Scalar::Int(1))?)
+        } else {
+            None
+        };
+        Ok(smallvec![Some(kept), None, gv])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        crate::ops::rules::jointly_linear_jvp(ctx, self, &[0, 2])
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let (index, value) = (&ctx.inputs[1].0, &ctx.inputs[2].0);
+        batch_index_fill(ctx, self.name(), |x, shift| {
+            let op = IndexFillTensor {
+                dim: self.dim + shift,
+            };
+            apply1(op, &[x.clone(), index.clone(), value.clone()])
+        })
+    }
+}
+
+/// The checks of both index fills, in torch's order; the index as a vector.
+fn index_fill_inputs(x: &Tensor, dim: i64, index: &Tensor) -> Result<(usize, Tensor)> {
     let dim = crate::shape::wrap_dim(dim, x.dim())?;
     if index.dtype() != DType::I64 {
         return Err(Error::index(
@@ -694,23 +778,41 @@ fn index_fill_inputs(
     if index.dim() > 1 {
         return Err(Error::runtime("Index has to be a vector/scalar"));
     }
-    if x.dim() == 0 {
-        return Err(Error::not_implemented(
-            "index_fill of a 0-dim tensor is not supported yet",
-        ));
+    Ok((dim, reshape(index, &[index.numel()])?))
+}
+
+fn check_fill_value(value: &Tensor) -> Result<()> {
+    if value.dim() != 0 {
+        return Err(Error::runtime(format!(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            value.dim()
+        )));
     }
-    let index = reshape(index, &[index.numel()])?;
-    Ok((IndexFill { dim, value }, [x.clone(), index]))
+    Ok(())
 }
 
 /// `index_fill(x, dim, index, value)`.
 pub fn index_fill(x: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
-    let (op, inputs) = index_fill_inputs(x, dim, index, value)?;
-    apply1(op, &inputs)
+    let (dim, index) = index_fill_inputs(x, dim, index)?;
+    apply1(IndexFill { dim, value }, &[x.clone(), index])
 }
 
 /// `x.index_fill_(dim, index, value)`.
 pub fn index_fill_(x: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
-    let (op, inputs) = index_fill_inputs(x, dim, index, value)?;
-    crate::ops::inplace::apply_inplace(op, &inputs)
+    let (dim, index) = index_fill_inputs(x, dim, index)?;
+    crate::ops::inplace::apply_inplace(IndexFill { dim, value }, &[x.clone(), index])
+}
+
+/// `index_fill(x, dim, index, value)` with a 0-dim tensor value.
+pub fn index_fill_tensor(x: &Tensor, dim: i64, index: &Tensor, value: &Tensor) -> Result<Tensor> {
+    let (dim, index) = index_fill_inputs(x, dim, index)?;
+    check_fill_value(value)?;
+    apply1(IndexFillTensor { dim }, &[x.clone(), index, value.clone()])
+}
+
+/// `x.index_fill_(dim, index, value)` with a 0-dim tensor value.
+pub fn index_fill_tensor_(x: &Tensor, dim: i64, index: &Tensor, value: &Tensor) -> Result<()> {
+    let (dim, index) = index_fill_inputs(x, dim, index)?;
+    check_fill_value(value)?;
+    crate::ops::inplace::apply_inplace(IndexFillTensor { dim }, &[x.clone(), index, value.clone()])
 }

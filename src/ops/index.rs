@@ -10,13 +10,15 @@ use crate::error::{Error, Result};
 use crate::ops::binary::where_;
 use crate::ops::device::{backend, wrap};
 use crate::ops::linalg::{gather as gather_unchecked, scatter_into_zeros};
-use crate::ops::rules::{batch_broadcast, batch_size, front_or_expand, linear_jvp, sum_tangents};
+use crate::ops::rules::{
+    batch_broadcast, batch_size, composite, front_or_expand, linear_jvp, sum_tangents,
+};
 use crate::ops::unary::to_dtype;
 use crate::ops::view::{expand, narrow, reshape};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
-use crate::shape::{fmt_dims, wrap_dim};
+use crate::shape::{broadcast_shapes, fmt_dims, wrap_dim};
 use crate::tensor::Tensor;
 
 /// An int32 or int64 index, as int64 (what the kernels read).
@@ -427,6 +429,8 @@ pub fn masked_fill(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
 /// `x.masked_fill_(mask, value)`.
 pub fn masked_fill_(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
     let op = masked_fill_op(x, mask, value)?;
+    // torch expands the mask to self's shape, so a size mismatch names self first.
+    broadcast_shapes(&x.shape(), &mask.shape())?;
     crate::ops::inplace::apply_inplace(op, &[x.clone(), mask.clone()])
 }
 
@@ -443,9 +447,49 @@ fn masked_fill_op(x: &Tensor, mask: &Tensor, value: Scalar) -> Result<MaskedFill
     Ok(MaskedFill { value })
 }
 
-/// `masked_fill` with a 0-dim tensor value: a `where` with the value cast to x's dtype,
-/// so the value gets its gradient too (torch records MaskedFillBackward1 for it).
-pub fn masked_fill_tensor(x: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+/// `masked_fill(x, mask, value)` for a tensor `value` (MaskedFillBackward1; 0-dim from
+/// the user, broadcast under vmap): inputs `[x, mask, value]`. The value's gradient is
+/// the gradient's sum where the mask is set.
+#[derive(Clone, Copy)]
+pub struct MaskedFillTensor;
+
+impl Op for MaskedFillTensor {
+    fn name(&self) -> &'static str {
+        "MaskedFillBackward1"
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![("mask", SavedAttr::Slot(0))]
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let (x, mask) = (&inputs[0], &inputs[1]);
+        let value = composite(&inputs[2..], |v| to_dtype(&v[0], x.dtype()))?;
+        let out = backend(x)?.select(&mask.data(), &value.data(), &x.data(), x.dtype())?;
+        Ok(smallvec![wrap(out)])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(1))]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let (g, mask) = (ctx.grad(0)?, ctx.saved(0)?);
+        let zero = Tensor::scalar(Scalar::Int(0), g.dtype());
+        let gx = ctx.needs(0).then(|| where_(mask, &zero, &g)).transpose()?;
+        let gv = if ctx.needs(2) {
+            let set = where_(mask, &g, &zero)?;
+            Some(crate::ops::reduce::sum(&set, None, false, None)?)
+        } else {
+            None
+        };
+        Ok(smallvec![gx, None, gv])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        crate::ops::rules::jointly_linear_jvp(ctx, self, &[0, 2])
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |args| apply1(*self, args))
+    }
+}
+
+fn masked_fill_tensor_inputs(x: &Tensor, mask: &Tensor, value: &Tensor) -> Result<[Tensor; 3]> {
     check_mask(mask)?;
     if value.dim() != 0 {
         return Err(Error::runtime(format!(
@@ -453,5 +497,21 @@ pub fn masked_fill_tensor(x: &Tensor, mask: &Tensor, value: &Tensor) -> Result<T
             value.dim()
         )));
     }
-    where_(mask, &to_dtype(value, x.dtype())?, x)
+    Ok([x.clone(), mask.clone(), value.clone()])
+}
+
+/// `masked_fill(x, mask, value)` with a 0-dim tensor value.
+pub fn masked_fill_tensor(x: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    apply1(
+        MaskedFillTensor,
+        &masked_fill_tensor_inputs(x, mask, value)?,
+    )
+}
+
+/// `x.masked_fill_(mask, value)` with a 0-dim tensor value.
+pub fn masked_fill_tensor_(x: &Tensor, mask: &Tensor, value: &Tensor) -> Result<()> {
+    let inputs = masked_fill_tensor_inputs(x, mask, value)?;
+    // As masked_fill_: the mask expands to self, so a mismatch names self first.
+    broadcast_shapes(&x.shape(), &mask.shape())?;
+    crate::ops::inplace::apply_inplace(MaskedFillTensor, &inputs)
 }

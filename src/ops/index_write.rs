@@ -273,15 +273,17 @@ impl Op for Take {
         composite(inputs, |inputs| {
             let (x, idx) = (&inputs[0], &inputs[1]);
             let n = x.numel();
-            let wrapped = match backend(x)?.wrap_index(&idx.data(), n, true)? {
-                Ok(w) => crate::ops::device::wrap(w),
-                Err(i) => {
-                    return Err(Error::index(format!(
+            // Indexing the flat tensor checks and wraps the indices itself; only when it
+            // refuses is the offending index looked up again, for take's own message.
+            match index(&reshape(x, &[n])?, &[Some(idx.clone())]) {
+                Ok(out) => Ok(smallvec![out]),
+                Err(refused) => match backend(x)?.wrap_index(&idx.data(), n, true)? {
+                    Err(i) => Err(Error::index(format!(
                         "out of range: tried to access index {i} on a tensor of {n} elements."
-                    )))
-                }
-            };
-            Ok(smallvec![index(&reshape(x, &[n])?, &[Some(wrapped)])?])
+                    ))),
+                    Ok(_) => Err(refused),
+                },
+            }
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {

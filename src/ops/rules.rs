@@ -100,6 +100,30 @@ pub fn linear_jvp(ctx: &JvpCtx, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Re
     Ok(smallvec![ctx.tangent(0).map(f).transpose()?])
 }
 
+/// Linear in the inputs `linear` together, the others (indices, masks) held fixed (the
+/// fills with a tensor value): the op applied to the tangents, zeros standing in for a
+/// missing one; no tangent when none of them has one.
+pub fn jointly_linear_jvp<O: crate::ops::Op + Clone>(
+    ctx: &JvpCtx,
+    op: &O,
+    linear: &[usize],
+) -> Result<Tangents> {
+    if linear.iter().all(|&i| ctx.tangent(i).is_none()) {
+        return Ok(smallvec![None]);
+    }
+    let args = ctx
+        .primals
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match ctx.tangent(i) {
+            Some(t) if linear.contains(&i) => Ok(t.clone()),
+            None if linear.contains(&i) => crate::ops::creation::zeros_like(p),
+            _ => Ok(p.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(smallvec![Some(crate::ops::apply1(op.clone(), &args)?)])
+}
+
 /// Linear in each of two arguments (matmul, dot): `f(ta, b) + f(a, tb)`.
 pub fn bilinear_jvp(
     ctx: &JvpCtx,

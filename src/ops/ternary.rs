@@ -73,6 +73,17 @@ fn conj_scalar(s: Scalar) -> Scalar {
     }
 }
 
+/// The operands' broadcast shape, folded in argument order as torch's TensorIterator
+/// does, so a mismatch names the operands as torch's message does (the shape so far is
+/// tensor a), not in the order this op's composite happens to combine them.
+fn broadcast_in_order(inputs: &[Tensor]) -> Result<()> {
+    let mut shape = crate::shape::Dims::new();
+    for t in inputs {
+        shape = crate::shape::broadcast_shapes(&shape, &t.shape())?;
+    }
+    Ok(())
+}
+
 impl Lerp {
     /// torch's checks: `end` (and a weight with dims) in start's dtype, a floating or
     /// complex dtype.
@@ -112,6 +123,7 @@ impl Op for Lerp {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         self.check(inputs)?;
+        broadcast_in_order(inputs)?;
         composite(inputs, |p| {
             let step = sub(&p[1], &p[0], Scalar::Int(1))?;
             let moved = match self.weight {
@@ -272,6 +284,7 @@ impl Op for Addc {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         self.check(inputs)?;
+        broadcast_in_order(inputs)?;
         let value = self.value_for(inputs);
         composite(inputs, |p| {
             let combined = if self.divide {

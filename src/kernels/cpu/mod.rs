@@ -194,7 +194,10 @@ impl Backend for Cpu {
         Ok(wrapped.map(|w| data_from(w, &index.layout().shape)))
     }
     fn nonzero(&self, x: &Data) -> Result<Data> {
-        let mask = cast_data(x, DType::Bool);
+        let mask = match x.dtype() {
+            DType::Bool => x.clone(),
+            _ => cast_data(x, DType::Bool),
+        };
         let (count, coords) = crate::kernels::index::nonzero(&mask);
         Ok(data_from(coords, &[count, x.layout().shape.len()]))
     }

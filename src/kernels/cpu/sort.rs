@@ -51,6 +51,40 @@ fn position(e: u128) -> usize {
     e as u64 as usize
 }
 
+/// A top-k with `k * SMALL_TOPK_RATIO <= len` keeps a sorted buffer of the best `k`
+/// entries seen (most elements fail one comparison with its worst), instead of building
+/// and selecting from all `len` entries.
+const SMALL_TOPK_RATIO: usize = 16;
+
+/// The `out.len()` smallest entries of the line, ascending: the same entries a selection
+/// over the whole line picks, since entries are distinct.
+fn smallest_entries<T: Real>(
+    len: usize,
+    at: impl Fn(usize) -> T,
+    descending: bool,
+    out: &mut [u128],
+) {
+    let k = out.len();
+    let mut filled = 0;
+    // The worst kept entry's key: an element whose key is not below it cannot enter (on
+    // an equal key its later position loses), which one u64 comparison tells.
+    let mut worst = u64::MAX;
+    for p in 0..len {
+        let v = at(p);
+        let sort_key = if descending { !key(v) } else { key(v) };
+        if filled == k && sort_key >= worst {
+            continue;
+        }
+        let e = (u128::from(sort_key) << 64) | p as u128;
+        let end = if filled < k { filled } else { k - 1 };
+        let slot = out[..end].partition_point(|&x| x < e);
+        out.copy_within(slot..end, slot + 1);
+        out[slot] = e;
+        filled = (filled + 1).min(k);
+        worst = (out[k - 1] >> 64) as u64;
+    }
+}
+
 /// Values and source indices of every line of `x` along `dim`, per `kind`: the sorted
 /// line (same shape as x), the top `k` (`k` along `dim`), or one element (dim dropped).
 pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
@@ -77,8 +111,10 @@ pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         // picked[n * kept..][..kept]: what line n = (o, i) keeps, as sort entries.
         let mut picked = vec![0u128; lines * kept];
         let one_line = |n: usize, out: &mut [u128], scratch: &mut Vec<u128>| {
-            let (o, i) = (n / inner, n % inner);
-            let at = |k: usize| v[o * len * inner + k * inner + i];
+            // The line's elements are line[k * inner]; a local copy of the slice (not a
+            // capture by reference) lets the loops keep it in registers.
+            let line = &v[(n / inner) * len * inner + n % inner..];
+            let at = move |k: usize| line[k * inner];
             pick_line(len, at, kind, out, scratch);
         };
         if kept > 0 {
@@ -126,6 +162,11 @@ fn pick_line<T: Real>(
         kind,
         SortKind::Sort { descending: true } | SortKind::Topk { largest: true, .. }
     );
+    if let SortKind::Topk { k, .. } = kind {
+        if k > 0 && k.saturating_mul(SMALL_TOPK_RATIO) <= len {
+            return smallest_entries(len, at, descending, out);
+        }
+    }
     scratch.clear();
     scratch.extend((0..len).map(|k| entry(at(k), k, descending)));
     match kind {
