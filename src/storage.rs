@@ -499,6 +499,26 @@ mod tests {
         }
     }
 
+    // issue 11: a storage is read as the other side of its complex pair only, and the
+    // layout is checked in units of what it is read as.
+    #[test]
+    fn complex_pairs_reinterpret_within_bounds() {
+        use num_complex::Complex64;
+        let s = Arc::new(Storage::from_vec(vec![Complex64::new(1.0, 2.0); 3]));
+        let real = Data::new_as(s.clone(), DType::F64, Layout::contiguous(&[6])).unwrap();
+        let a = Access::<f64>::of(&real);
+        // SAFETY: offsets 0 and 5 belong to the layout; nothing else touches `s`.
+        unsafe { assert_eq!([a.read(0), a.read(5)], [1.0, 2.0]) };
+        assert!(Data::new_as(s.clone(), DType::F64, Layout::contiguous(&[7])).is_err());
+        assert!(Data::new_as(s.clone(), DType::F32, Layout::contiguous(&[1])).is_err());
+        assert!(Data::new_as(s.clone(), DType::I64, Layout::contiguous(&[1])).is_err());
+        assert!(Access::<Complex64>::within(&real, Layout::contiguous(&[1])).is_err());
+        let f = Arc::new(Storage::from_vec(vec![0.5f32; 5]));
+        let c = Data::new_as(f.clone(), DType::C64, Layout::contiguous(&[2])).unwrap();
+        assert_eq!(c.storage_len(), 2);
+        assert!(c.with_layout(Layout::contiguous(&[3])).is_err());
+    }
+
     #[test]
     fn bool_bytes_are_normalized() {
         let s = Storage::from_vec(vec![0u8, 2, 1, 255]);

@@ -321,3 +321,14 @@ def test_complex_double_backward(name):
     fn = getattr(torch, name)
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.complex128, 1e-13), (np.complex64, 2e-6)])
+def test_complex_expm1_log1p_keep_accuracy_near_zero(dtype, rtol):
+    z = np.array([1e-9 + 1e-9j, -3e-7 + 2e-8j, 1e-5j], dtype)
+    w = z.astype(np.complex128)
+    # Taylor series to the third order: the rest is below the tolerance at these sizes.
+    expm1 = w + w**2 / 2 + w**3 / 6
+    log1p = w - w**2 / 2 + w**3 / 3
+    np.testing.assert_allclose(torch.expm1(_t(z)).numpy(), expm1, rtol=rtol)
+    np.testing.assert_allclose(torch.log1p(_t(z)).numpy(), log1p, rtol=rtol)
