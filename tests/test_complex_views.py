@@ -332,3 +332,22 @@ def test_complex_expm1_log1p_keep_accuracy_near_zero(dtype, rtol):
     log1p = w - w**2 / 2 + w**3 / 3
     np.testing.assert_allclose(torch.expm1(_t(z)).numpy(), expm1, rtol=rtol)
     np.testing.assert_allclose(torch.log1p(_t(z)).numpy(), log1p, rtol=rtol)
+
+
+def test_complex_logaddexp():
+    a, b = _complex(3, 4), _complex(4)
+    got = torch.logaddexp(_t(a), _t(b)).numpy()
+    # torch's formula (the operand with the larger real part taken out) may leave the
+    # principal branch by whole turns of the imaginary part: compare exp(result).
+    total = np.exp(a) + np.exp(b)
+    np.testing.assert_allclose(np.exp(got), total, rtol=1e-12)
+    np.testing.assert_allclose(got.real, np.log(np.abs(total)), rtol=1e-12)
+    x, y = _t(a[:2], requires_grad=True), _t(b, requires_grad=True)
+    assert gradcheck(torch.logaddexp, (x, y))
+    assert gradgradcheck(torch.logaddexp, (x, y))
+    nan = torch.logaddexp(_t(np.array([complex(np.nan, 0)])), _t(np.array([1 + 0j]))).numpy()
+    assert np.isnan(nan.real).all() and np.isnan(nan.imag).all()
+    # torch has no complex logaddexp2.
+    with pytest.raises(NotImplementedError) as info:
+        torch.logaddexp2(_t(a), _t(b))
+    assert str(info.value) == "\"logaddexp2_cpu\" not implemented for 'ComplexDouble'"

@@ -1,12 +1,14 @@
 //! Complex kernels for the vector-kernel functions that num-complex lacks: expm1 and
-//! log1p, written to keep their accuracy near 0 (where exp(z) - 1 and ln(1 + z) cancel).
+//! log1p, written to keep their accuracy near 0 (where exp(z) - 1 and ln(1 + z) cancel);
+//! and logaddexp of complex numbers (torch's formula: the operand with the larger real
+//! part taken out, log1p of the exp of the rest; torch has no complex logaddexp2).
 
 use num_complex::{Complex32, Complex64};
 
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::kernels::elementwise::map;
-use crate::kernels::kinds::{Math, Unary};
+use crate::kernels::elementwise::{map, zip};
+use crate::kernels::kinds::{BinaryMath, Math, Unary};
 use crate::storage::Data;
 
 macro_rules! complex_fns {
@@ -36,6 +38,37 @@ macro_rules! complex_fns {
 complex_fns!(expm1_32, log1p_32, Complex32, f32);
 complex_fns!(expm1_64, log1p_64, Complex64, f64);
 
+macro_rules! complex_logaddexp {
+    ($name:ident, $log1p:ident, $c:ty, $f:ty) => {
+        /// ln(e^x + e^y): the operand with the larger real part plus log1p of the exp of
+        /// the difference. NaN in, NaN out; two equal infinite real parts give that
+        /// operand back.
+        fn $name(x: $c, y: $c) -> $c {
+            if x.re.is_nan() || x.im.is_nan() || y.re.is_nan() || y.im.is_nan() {
+                return <$c>::new(<$f>::NAN, <$f>::NAN);
+            }
+            let (big, small) = if x.re >= y.re { (x, y) } else { (y, x) };
+            if big.re.is_infinite() && big.re == small.re {
+                return big;
+            }
+            big + $log1p((small - big).exp())
+        }
+    };
+}
+complex_logaddexp!(logaddexp_32, log1p_32, Complex32, f32);
+complex_logaddexp!(logaddexp_64, log1p_64, Complex64, f64);
+
+/// logaddexp of two complex tensors (broadcast by `zip`).
+pub fn logaddexp(a: &Data, b: &Data, dtype: DType) -> Result<Data> {
+    match dtype {
+        DType::C64 => zip::<Complex32, Complex32>(a, b, logaddexp_32),
+        DType::C128 => zip::<Complex64, Complex64>(a, b, logaddexp_64),
+        d => Err(crate::dtype::unsupported(
+            BinaryMath::Logaddexp.kernel_name(),
+            d,
+        )),
+    }
+}
 /// `m` over a complex tensor (`dtype` is complex64 or complex128), where this module has it.
 pub fn math(x: &Data, m: Math, dtype: DType) -> Result<Data> {
     Ok(match (m, dtype) {
