@@ -233,20 +233,71 @@ fn dtype_mismatch(have: DType, want: DType) -> Error {
     Error::runtime(format!("internal error: {have:?} storage read as {want:?}"))
 }
 
-/// What a tensor's elements are: a storage and a layout that fits it. The fit is checked
-/// once, when a `Data` is made (the only ways are below), so `Access::of` reaches memory
-/// through it without checking again.
+/// What a tensor's elements are: a storage, the dtype its elements are read as, and a
+/// layout that fits it. The fit is checked once, when a `Data` is made (the only ways
+/// are below), so `Access::of` reaches memory through it without checking again.
+///
+/// Note: real views of complex storage. `x.real`, `x.imag` and `view_as_real(x)` of a
+/// complex tensor read its storage as the complex dtype's real component (complex128 as
+/// float64, complex64 as float32): a complex element is two adjacent components, so the
+/// view's layout counts in components (strides and offset doubled, +1 for the imaginary
+/// part); `view_as_complex` reads float storage as complex the other way round.
+/// `dtype` is the element dtype; it differs from the storage's only for such a pair
+/// (`can_reinterpret`; `Data::new_as` refuses any other), and the layout is
+/// checked against the storage's bytes in units of `dtype`, so every offset a kernel
+/// forms stays inside the buffer. Both dtypes of a pair have the component's alignment
+/// (num-complex's types are `repr(C)` pairs), so the typed pointer is aligned too.
 #[derive(Clone)]
 pub struct Data {
     storage: Arc<Storage>,
+    dtype: DType,
     layout: Layout,
+}
+
+/// Whether elements of `storage` may be read as `view`: as themselves, or across one
+/// complex / real-component pair (complex64 and float32, complex128 and float64), in
+/// either direction (`view_as_complex` reads float storage as complex). A complex type
+/// is a `repr(C)` pair of its component, so both sides have the same alignment.
+pub fn can_reinterpret(storage: DType, view: DType) -> bool {
+    matches!(
+        (storage, view),
+        (DType::C64, DType::F32)
+            | (DType::F32, DType::C64)
+            | (DType::C128, DType::F64)
+            | (DType::F64, DType::C128)
+    ) || storage == view
 }
 
 impl Data {
     /// `layout` over `storage`, with torch's setStorage check.
     pub fn new(storage: Arc<Storage>, layout: Layout) -> Result<Data> {
-        layout.check_in_storage(storage.bytes, storage.dtype.itemsize())?;
-        Ok(Data { storage, layout })
+        let dtype = storage.dtype;
+        Data::new_as(storage, dtype, layout)
+    }
+
+    /// `layout` (in elements of `dtype`) over `storage` read as `dtype`: the storage's
+    /// own dtype, or the other side of its complex / real-component pair (see Note: real
+    /// views of complex storage).
+    pub fn new_as(storage: Arc<Storage>, dtype: DType, layout: Layout) -> Result<Data> {
+        if !can_reinterpret(storage.dtype, dtype) {
+            return Err(dtype_mismatch(storage.dtype, dtype));
+        }
+        layout.check_in_storage(storage.bytes, dtype.itemsize())?;
+        Ok(Data {
+            storage,
+            dtype,
+            layout,
+        })
+    }
+
+    /// The same storage, read as the same dtype, under another (checked) layout.
+    pub fn with_layout(&self, layout: Layout) -> Result<Data> {
+        Data::new_as(self.storage.clone(), self.dtype, layout)
+    }
+
+    /// How many elements of this data's dtype the storage holds.
+    pub fn storage_len(&self) -> usize {
+        self.storage.bytes / self.dtype.itemsize()
     }
 
     /// A contiguous `shape` over exactly the storage's elements (a kernel's fresh
@@ -255,6 +306,7 @@ impl Data {
         let layout = Layout::contiguous(shape);
         assert_eq!(layout.numel(), storage.len(), "internal error: output size");
         Data {
+            dtype: storage.dtype,
             storage: Arc::new(storage),
             layout,
         }
@@ -267,7 +319,7 @@ impl Data {
         &self.layout
     }
     pub fn dtype(&self) -> DType {
-        self.storage.dtype
+        self.dtype
     }
     pub fn device(&self) -> Device {
         self.storage.device
@@ -304,12 +356,29 @@ impl<'a, T: Element> Access<'a, T> {
         })
     }
 
+    /// Like `new`, for a layout over `data`'s storage in units of `data`'s dtype (which
+    /// may be the real component of a complex storage: see Note: real views of complex
+    /// storage).
+    #[inline]
+    pub fn within(data: &'a Data, layout: impl Into<Cow<'a, Layout>>) -> Result<Access<'a, T>> {
+        let layout = layout.into();
+        if data.dtype != T::DTYPE {
+            return Err(dtype_mismatch(data.dtype, T::DTYPE));
+        }
+        layout.check_in_storage(data.storage.bytes, T::DTYPE.itemsize())?;
+        Ok(Access {
+            base: data.storage.ptr.as_ptr() as *mut T,
+            layout,
+            _storage: PhantomData,
+        })
+    }
+
     /// A tensor's own elements: `data` was checked when it was made, so only the dtype
     /// is (a mismatch is an internal bug).
     #[inline]
     pub fn of(data: &'a Data) -> Access<'a, T> {
-        if data.storage.dtype != T::DTYPE {
-            panic!("{}", dtype_mismatch(data.storage.dtype, T::DTYPE));
+        if data.dtype != T::DTYPE {
+            panic!("{}", dtype_mismatch(data.dtype, T::DTYPE));
         }
         Access {
             base: data.storage.ptr.as_ptr() as *mut T,
@@ -428,6 +497,26 @@ mod tests {
             assert_eq!(a.read(2), 9.0);
             assert!(a.contiguous().is_none());
         }
+    }
+
+    // issue 11: a storage is read as the other side of its complex pair only, and the
+    // layout is checked in units of what it is read as.
+    #[test]
+    fn complex_pairs_reinterpret_within_bounds() {
+        use num_complex::Complex64;
+        let s = Arc::new(Storage::from_vec(vec![Complex64::new(1.0, 2.0); 3]));
+        let real = Data::new_as(s.clone(), DType::F64, Layout::contiguous(&[6])).unwrap();
+        let a = Access::<f64>::of(&real);
+        // SAFETY: offsets 0 and 5 belong to the layout; nothing else touches `s`.
+        unsafe { assert_eq!([a.read(0), a.read(5)], [1.0, 2.0]) };
+        assert!(Data::new_as(s.clone(), DType::F64, Layout::contiguous(&[7])).is_err());
+        assert!(Data::new_as(s.clone(), DType::F32, Layout::contiguous(&[1])).is_err());
+        assert!(Data::new_as(s.clone(), DType::I64, Layout::contiguous(&[1])).is_err());
+        assert!(Access::<Complex64>::within(&real, Layout::contiguous(&[1])).is_err());
+        let f = Arc::new(Storage::from_vec(vec![0.5f32; 5]));
+        let c = Data::new_as(f.clone(), DType::C64, Layout::contiguous(&[2])).unwrap();
+        assert_eq!(c.storage_len(), 2);
+        assert!(c.with_layout(Layout::contiguous(&[3])).is_err());
     }
 
     #[test]

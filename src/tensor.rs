@@ -198,7 +198,7 @@ impl Tensor {
                 layout.offset = 0;
                 Data::new(Arc::new(storage), layout)?
             } else {
-                Data::new(vd.storage().clone(), layout)?
+                vd.with_layout(layout)?
             }
         };
         let view = view_of.map(|v| ViewInfo {
@@ -289,8 +289,20 @@ impl Tensor {
     /// A new tensor sharing storage and version counter with `self`, with another layout.
     /// Every view is made here, so every view's layout is checked against the storage.
     pub fn make_view(&self, layout: Layout, creation: CreationMeta) -> Result<Tensor> {
+        self.make_view_as(layout, self.dtype(), creation)
+    }
+
+    /// `make_view` reading the elements as `dtype`: this tensor's dtype, or the other
+    /// side of a complex / real-component pair (see Note: real views of complex storage
+    /// in storage.rs); `layout` counts in elements of `dtype`.
+    pub fn make_view_as(
+        &self,
+        layout: Layout,
+        dtype: DType,
+        creation: CreationMeta,
+    ) -> Result<Tensor> {
         self.check_not_batched("a strided view")?;
-        let data = Data::new(self.data().storage().clone(), layout)?;
+        let data = Data::new_as(self.data().storage().clone(), dtype, layout)?;
         let base = self.view_base().unwrap_or_else(|| self.clone());
         // A view of a normal tensor stays normal even when made in inference mode.
         let inference = self.0.inference;
@@ -333,7 +345,7 @@ impl Tensor {
     /// The layout may come from a pickle, so its reach is checked.
     pub fn alias_with_layout(&self, layout: Layout) -> Result<Tensor> {
         self.check_not_batched("a strided alias")?;
-        let data = Data::new(self.data().storage().clone(), layout)?;
+        let data = self.data().with_layout(layout)?;
         Ok(Self::from_parts(
             data,
             Arc::new(AtomicU64::new(0)),

@@ -3800,6 +3800,131 @@ NORMS_OPS = tuple(op.name for op in NORMS_DB)
 
 
 
+# --- issue 11: complex views and ops ---
+# view_as_real / view_as_complex are views reading the storage as the other side of a
+# complex pair (src/ops/complex.rs, Note: real views of complex storage in
+# src/storage.rs); real / imag are select(view_as_real(x), -1, 0 / 1), as in torch
+# (SelectBackward0 over ViewAsRealBackward0). Entries of ops that take complex input
+# run their float samples through a complex cast first, so the float64 / float32
+# checks see the op too. complex / polar / view_as_complex take real tensors only.
+# grad_fn names pinned from torch 2.15.
+
+
+def _to_complex(x):
+    """A real tensor as complex (complex tensors as they are)."""
+    if x.is_complex():
+        return x
+    return x.to(torch.complex128 if x.dtype == torch.float64 else torch.complex64)
+
+
+def _complex_view(name):
+    """torch.<name> of the sample made complex."""
+    return lambda x: getattr(torch, name)(_to_complex(x))
+
+
+def _np_view_as_real(a):
+    return np.stack([np.real(a), np.imag(a)], -1)
+
+
+def _np_view_as_complex(a):
+    return a[..., 0] + 1j * a[..., 1]
+
+
+def _np_complex(re, im):
+    return np.asarray(re + 1j * im)
+
+
+def _np_polar(r, theta):
+    return np.asarray(r * np.cos(theta) + 1j * r * np.sin(theta))
+
+
+def _np_angle(a):
+    if np.iscomplexobj(a):
+        return np.angle(a)
+    return np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0)).astype(a.dtype)
+
+
+def _pairs_samples(dtype):
+    """Real arrays with a last dim of 2 (view_as_complex's input), in batches, 0-size."""
+    make = Maker(dtype, "pairs")
+    return [
+        SampleInput((make(3, 2),), desc="2-D"),
+        SampleInput((make(2, 3, 2),), desc="3-D"),
+        SampleInput((make(2),), desc="1-D"),
+        SampleInput((transposed(make(3, 2)),), desc="transposed (made contiguous)"),
+        SampleInput((make(0, 2),), desc="zero-size"),
+    ]
+
+
+def _parts_samples(low=-2.0, high=2.0):
+    """Two real tensors (complex's real and imag, polar's abs and angle), broadcast."""
+
+    def sample_inputs(dtype):
+        dtype = np.dtype(dtype)
+        if dtype.kind == "c":
+            dtype = np.real(np.zeros((), dtype)).dtype
+        mk = Maker(dtype, "parts")
+
+        def first(*shape):
+            return mk(*shape, low=low, high=high)
+
+        def second(*shape):
+            return mk(*shape)
+
+        return [
+            SampleInput((first(3, 4), second(3, 4)), desc="same shape"),
+            SampleInput((first(3, 1), second(1, 4)), desc="broadcast both"),
+            SampleInput((first(2, 3, 4), second(4)), desc="broadcast second"),
+            SampleInput((first(3, 4), second()), desc="0-dim second"),
+            SampleInput((transposed(first(3, 4)), stepped(second(3, 4))), desc="non-contiguous"),
+            SampleInput((first(0, 3), second(3)), desc="zero-size"),
+        ]
+
+    return sample_inputs
+
+
+COMPLEX_DB: list[OpInfo] = _issue11(
+    OpInfo("view_as_real", _complex_view("view_as_real"), _np_view_as_real,
+           unary_samples(), grad_fn_name="ViewAsRealBackward0", supports_complex=True),
+    OpInfo("view_as_complex", lambda x: torch.view_as_complex(x.contiguous()),
+           _np_view_as_complex, _pairs_samples, grad_fn_name="ViewAsComplexBackward0"),
+    OpInfo("real", _complex_view("real"), np.real, unary_samples(),
+           grad_fn_name="SelectBackward0", supports_complex=True),
+    OpInfo("imag", _complex_view("imag"), np.imag, unary_samples(),
+           grad_fn_name="SelectBackward0", supports_complex=True),
+    OpInfo("complex", _late("complex"), _np_complex, _parts_samples(),
+           grad_fn_name="ComplexBackward0"),
+    OpInfo("polar", _late("polar"), _np_polar, _parts_samples(low=0.2, high=2.0),
+           grad_fn_name="PolarBackward0"),
+    unary("angle", _late("angle"), _np_angle, "AngleBackward0", avoid=(0.0,),
+          supports_complex=True),
+    unary("conj_physical", _late("conj_physical"), np.conj, None, supports_complex=True),
+)
+ISSUE11_DB += COMPLEX_DB
+
+# Ops torch runs (forward and autograd) on complex tensors whose entries came before
+# their complex kernels and rules, or never said they had them: their complex128
+# checks are on from here (each verified against torch with run_opdb_on_torch.py).
+# Not here: logaddexp (complex: test_complex_views.py; numpy has none, and torch's
+# branch is not the principal one), logaddexp2 (torch has no complex kernel),
+# nan_to_num (no complex kernel here), cumsum and prod (dtype= samples cast to real).
+_NOW_COMPLEX = (
+    *("neg", "log", "cos", "tanh", "sigmoid", "sqrt", "expm1", "log1p"),
+    *("asin", "acos", "atan", "asinh", "acosh", "atanh", "square"),
+    *("sub", "pow", "clone", "where", "sinc", "sum", "mean"),
+    *("view", "reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze"),
+    *("flatten", "select", "narrow", "diagonal", "flip", "stack", "t", "mT"),
+    *("unbind", "split", "chunk", "matmul", "mm", "bmm", "outer"),
+    *("gather", "index_select", "masked_fill", "tril", "triu", "repeat", "tile"),
+)
+for _op in (*BASE_DB, *ISSUE11_DB, *MATHOPS_DB):
+    if _op.name in _NOW_COMPLEX:
+        _op.supports_complex = True
+
+#: The complex view / op entries, which test_ops checks exist.
+COMPLEX_OPS = (*(op.name for op in COMPLEX_DB), *_NOW_COMPLEX)
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -3831,6 +3956,7 @@ ISSUE11_OPS = (
     *MATOPS_OPS,
     *MISC_OPS,
     *NORMS_OPS,
+    *COMPLEX_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

@@ -35,7 +35,7 @@ from test_vmap_ops import NO_BATCHING_RULE, missing_rule
 # (rounded) numbers, so float32 results only carry their own rounding.
 FORWARD_TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-5), "complex128": (1e-7, 1e-7)}
 GRAD32_TOL = (1e-4, 1e-4)  # float32 gradients vs float64 gradients
-FLOAT_DTYPES = (torch.float32, torch.float64, torch.complex128)
+FLOAT_DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128)
 
 
 def _cases(dtype, want=lambda op: True):

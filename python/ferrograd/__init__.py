@@ -70,6 +70,8 @@ from ._C import (  # noqa: A004 - torch's namespace shadows builtins on purpose
     int64,
     uint8,
 )
+# issue 11: complex views and ops (src/bindings/complex_methods.rs)
+from ._C import complex, imag, polar, real, view_as_complex, view_as_real  # noqa: A004
 from ._functional import *  # noqa: F403
 from ._functional import __all__ as _functional_all
 from ._composite import *  # noqa: F403
@@ -189,4 +191,5 @@ __all__ = [
     *_random_all,
     *_norms_all,
     *_repeat_unique_all,
+    *("complex", "imag", "polar", "real", "view_as_complex", "view_as_real"),
 ]

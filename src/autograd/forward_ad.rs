@@ -193,10 +193,17 @@ pub fn fw_grad(t: &Tensor, level: usize) -> Result<Option<Tensor>> {
     let Some(base_grad) = own_fw_grad(&info.base, level) else {
         return Ok(None);
     };
-    let g =
-        without_propagation(|| crate::ops::view::as_strided_raw(&base_grad, t.layout().clone()))?;
+    let g = without_propagation(|| view_of_tangent(&base_grad, &info.base, t))?;
     store(t, g.clone(), level);
     Ok(Some(g))
+}
+
+/// The view of `tangent` (the tangent of `of`) that `view` is of `of`'s memory: the same
+/// layout, read as the other side of a complex pair where `view` reads `of` so.
+fn view_of_tangent(tangent: &Tensor, of: &Tensor, view: &Tensor) -> Result<Tensor> {
+    use crate::ops::complex::{strided_view, Reading};
+    let reading = Reading::between(of.dtype(), view.dtype());
+    strided_view(tangent, view.layout().clone(), reading)
 }
 
 /// Run `f` with propagation off on this thread (unpacking a primal, tangent copies).
@@ -225,7 +232,7 @@ fn same_meta(g: &Tensor, t: &Tensor) -> Result<bool> {
     if gl.shape != tl.shape || gl.strides != tl.strides || gl.offset != tl.offset {
         return Ok(false);
     }
-    Ok(g.data().storage().len() >= tl.storage_extent()?)
+    Ok(g.data().storage_len() >= tl.storage_extent()?)
 }
 
 /// A zero tensor of `dtype` laid out exactly like `t` (sizes, strides, offset).
@@ -345,9 +352,7 @@ fn propagate_at(
         if let Some(t0) = &tangents[0] {
             if tangents[1..].iter().all(Option::is_none) && same_meta(t0, &inputs[0])? {
                 for o in outputs {
-                    let g = without_propagation(|| {
-                        crate::ops::view::as_strided_raw(t0, o.layout().clone())
-                    })?;
+                    let g = without_propagation(|| view_of_tangent(t0, &inputs[0], o))?;
                     store(o, g, level);
                 }
                 return Ok(());
@@ -416,12 +421,21 @@ fn after_inplace_at(
                 let base_grad = match own_fw_grad(&base, level) {
                     Some(g) => g,
                     None => {
-                        let g = zeros_like_layout(&base, new.dtype())?;
+                        // In the base's dtype: a real view's tangent is real, its
+                        // complex base's is complex.
+                        let dtype = match crate::ops::complex::Reading::between(
+                            base.dtype(),
+                            dst.dtype(),
+                        ) {
+                            crate::ops::complex::Reading::Same => new.dtype(),
+                            _ => base.dtype(),
+                        };
+                        let g = zeros_like_layout(&base, dtype)?;
                         store(&base, g.clone(), level);
                         g
                     }
                 };
-                let view_grad = crate::ops::view::as_strided_raw(&base_grad, dst.layout().clone())?;
+                let view_grad = view_of_tangent(&base_grad, &base, dst)?;
                 crate::ops::inplace::copy_(&view_grad, &new)?;
                 store(dst, view_grad, level);
                 Ok(())

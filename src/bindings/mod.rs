@@ -1,6 +1,7 @@
 //! The `ferrograd._C` extension module. The only place that knows PyO3; no math here.
 
 pub mod autograd;
+pub mod complex_methods;
 pub mod convert;
 pub mod device;
 pub mod dtype;
@@ -120,6 +121,12 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(threads::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(threads::set_num_interop_threads, m)?)?;
     m.add_function(wrap_pyfunction!(threads::get_num_interop_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::real, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::imag, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::view_as_real, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::view_as_complex, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::complex_py, m)?)?;
+    m.add_function(wrap_pyfunction!(complex_methods::polar, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;
     m.add_submodule(&functions)?;

@@ -25,7 +25,7 @@ use crate::dtype::Scalar;
 use crate::kernels::kinds::{BinaryMath, Extremum};
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
 use crate::ops::binary_math as bm;
-use crate::ops::{classify, extrema, inplace, reduce, rounding, special, unary};
+use crate::ops::{classify, complex, extrema, inplace, reduce, rounding, special, unary};
 use crate::tensor::Tensor;
 
 /// The table. `$m` is the macro each line is handed to; `$x` are tokens passed in front
@@ -107,6 +107,8 @@ macro_rules! op_table {
         $m!($($x)* reduce sum [] : reduce::sum);
         $m!($($x)* reduce mean [] : reduce::mean);
         $m!($($x)* clamp clamp [clip] (clamp_) : unary::clamp);
+        $m!($($x)* unary angle [] : complex::angle);
+        $m!($($x)* unary conj_physical [] : complex::conj_physical);
     };
 }
 

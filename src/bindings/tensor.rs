@@ -544,7 +544,7 @@ impl PyTensor {
     /// deepcopy/pickle: a fresh 1-D tensor holding a copy of this tensor's whole storage.
     fn _fg_copy_storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         refuse_batched(&self.t, ERR_NO_STORAGE)?;
-        let len = self.t.data().storage().len();
+        let len = self.t.data().storage_len();
         let flat = run(|| {
             self.t
                 .alias_with_layout(crate::layout::Layout::contiguous(&[len]))

@@ -132,8 +132,8 @@ pub fn batched<T: Element + Arith>(
     for bi in 0..batch {
         let (am, bm) = (a_mats[bi], b_mats[bi]);
         // Each operand matrix as a layout, checked against its storage (access note).
-        let sa = Access::<T>::new(a.storage(), am.layout(m, k))?;
-        let sb = Access::<T>::new(b.storage(), bm.layout(k, n))?;
+        let sa = Access::<T>::within(a, am.layout(m, k))?;
+        let sb = Access::<T>::within(b, bm.layout(k, n))?;
         let (pa, pb) = (OutPtr(sa.base_ptr()), OutPtr(sb.base_ptr()));
         let dst = OutPtr(base.0.wrapping_add(bi * m * n));
         let run = |blk: &Block| {

@@ -86,7 +86,7 @@ fn in_wait_hook<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// never input.
 #[inline]
 pub fn access_as<T: Element>(data: &Data, layout: Layout) -> Access<'_, T> {
-    Access::new(data.storage(), layout).unwrap_or_else(|e| internal_error(e))
+    Access::within(data, layout).unwrap_or_else(|e| internal_error(e))
 }
 
 /// Typed access to a tensor's elements under its own layout (checked when made).

@@ -214,7 +214,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(&[n, m], dtype)?;
     let data = t.data();
-    let diag = crate::storage::Data::new(data.storage().clone(), data.layout().diagonal(0, 0, 1)?)?;
+    let diag = data.with_layout(data.layout().diagonal(0, 0, 1)?)?;
     crate::ops::device::backend(&t)?.fill(&diag, Scalar::Int(1))?;
     drop(data);
     Ok(t)

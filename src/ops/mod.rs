@@ -31,6 +31,7 @@ pub mod binary;
 pub mod binary_math;
 pub mod bitwise;
 pub mod classify;
+pub mod complex;
 pub mod creation;
 pub mod cumulative;
 pub mod device;

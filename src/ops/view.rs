@@ -147,7 +147,7 @@ impl ViewKind {
 }
 
 /// How a new view is tagged (spec §6.3): decides later in-place checks.
-fn creation_meta(x: &Tensor, multi: Option<(&'static str, usize)>) -> CreationMeta {
+pub(crate) fn creation_meta(x: &Tensor, multi: Option<(&'static str, usize)>) -> CreationMeta {
     if grad_mode::is_inference_mode() && !x.is_inference() {
         CreationMeta::InferenceMode
     } else if !grad_mode::is_grad_enabled() && x.requires_grad() {

@@ -40,6 +40,10 @@ pub fn binary_math(a: &Data, b: &Data, op: BinaryMath, dtype: DType) -> Result<D
             let wide = float::<f32>(&cast_data(a, DType::F32), &cast_data(b, DType::F32), op)?;
             Ok(cast_data(&wide, dtype))
         }
+        // Complex numbers have logaddexp (not logaddexp2, as in torch).
+        DType::C64 | DType::C128 if op == BinaryMath::Logaddexp => {
+            super::complex_math::logaddexp(a, b, dtype)
+        }
         DType::U8 if op.integral() => int::<u8>(a, b, op),
         DType::I32 if op.integral() => int::<i32>(a, b, op),
         DType::I64 if op.integral() => int::<i64>(a, b, op),

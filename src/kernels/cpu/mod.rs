@@ -4,6 +4,7 @@
 
 mod arith;
 mod binary_math;
+mod complex_math;
 mod random;
 mod reduce;
 mod scan;

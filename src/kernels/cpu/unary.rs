@@ -177,6 +177,8 @@ fn math<T: Float>(x: &Data, m: Math) -> Result<Data> {
         Math::Rsqrt => map_float::<T>(x, m, |v| v.sqrt_().recip_()),
         // Only the vector kernels have the others.
         _ if matches!(T::DTYPE, DType::F32 | DType::F64) => map_float::<T>(x, m, |v| v),
+        // expm1 and log1p of complex numbers (issue 11).
+        Math::Expm1 | Math::Log1p => super::complex_math::math(x, m, T::DTYPE)?,
         _ => return Err(crate::dtype::unsupported(Unary::Math(m).name(), T::DTYPE)),
     })
 }

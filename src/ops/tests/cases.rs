@@ -273,8 +273,8 @@ fn base_cases() -> Vec<Case> {
         c("reciprocal", true, |_| Box::new(Reciprocal), one_positive),
         c("tan", true, |_| Box::new(Tan), one),
         c("rsqrt", true, |_| Box::new(Rsqrt), one_positive),
-        c("expm1", false, |_| Box::new(Expm1), one),
-        c("log1p", false, |_| Box::new(Log1p), one_positive),
+        c("expm1", true, |_| Box::new(Expm1), one),
+        c("log1p", true, |_| Box::new(Log1p), one_positive),
         c("erf", false, |_| Box::new(Erf), one),
         c("asin", false, |_| Box::new(Asin), one_unit),
         c("acos", false, |_| Box::new(Acos), one_unit),
@@ -1069,6 +1069,7 @@ fn base_cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(super::norm_cases::cases())
+    .chain(super::complex_cases::cases())
     .collect()
 }
 

@@ -8,6 +8,7 @@
 
 mod cases;
 mod checks;
+mod complex_cases;
 mod norm_cases;
 
 use crate::dtype::DType;
