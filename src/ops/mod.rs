@@ -33,6 +33,7 @@ pub mod bitwise;
 pub mod classify;
 pub mod creation;
 pub mod cumulative;
+pub mod decomp;
 pub mod device;
 pub mod diag;
 pub mod extrema;
