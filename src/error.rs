@@ -24,6 +24,10 @@ pub enum Error {
         message: String,
         payload: Arc<dyn Any + Send + Sync>,
     },
+    /// A numerical failure of a decomposition (torch.linalg.LinAlgError, a
+    /// RuntimeError subclass): singular or not positive-definite input.
+    #[error("{0}")]
+    LinAlg(String),
 }
 
 impl Error {
@@ -41,6 +45,9 @@ impl Error {
     }
     pub fn not_implemented(msg: impl Into<String>) -> Self {
         Error::NotImplemented(msg.into())
+    }
+    pub fn linalg(msg: impl Into<String>) -> Self {
+        Error::LinAlg(msg.into())
     }
 }
 

@@ -3526,8 +3526,15 @@ def _matrix_norm_samples(dtype):
         SampleInput((make(2, 3, 4),), {"ord": "fro", "dim": (2, 1)}, desc="fro, dims"),
         SampleInput((transposed(make(4, 3)),), {"ord": math.inf}, desc="transposed"),
         SampleInput((stepped(make(3, 4)),), {"ord": -1}, desc="stepped"),
+        SampleInput((make(3, 4),), {"ord": "nuc"}, grad_fn="SumBackward1", desc="nuc"),
+        SampleInput((make(3, 4),), {"ord": 2}, grad_fn="AmaxBackward0", desc="ord 2"),
+        SampleInput((make(2, 3, 4),), {"ord": -2, "dim": (0, 2)}, grad_fn="AminBackward0",
+                    desc="-2, dims (0, 2)"),
+        SampleInput((make(2, 3, 4),), {"ord": "nuc", "dim": (2, 0), "keepdim": True},
+                    desc="nuc, dims reversed, keepdim"),
         SampleInput((make(0, 3),), desc="zero-size"),
         SampleInput((make(0, 3),), {"ord": 1}, desc="zero-size, ord 1"),
+        SampleInput((make(0, 3),), {"ord": "nuc"}, desc="zero-size, nuc"),
     ]
 
 
@@ -3925,6 +3932,355 @@ for _op in (*BASE_DB, *ISSUE11_DB, *MATHOPS_DB):
 COMPLEX_OPS = (*(op.name for op in COMPLEX_DB), *_NOW_COMPLEX)
 
 
+# --- issue 11: linalg decompositions ---
+# One node per torch node (src/ops/decomp/, faer kernels): linalg.inv / inv_ex / inverse
+# (LinalgInvExBackward0), det (LinalgDetBackward0; its gradient at a singular matrix is
+# the cofactor matrix, from the minors), slogdet (LinalgSlogdetBackward0), logdet
+# (torch's composite: WhereBackward0 over slogdet), solve / solve_ex
+# (LinalgSolveExBackward0), solve_triangular (LinalgSolveTriangularBackward0), cholesky /
+# cholesky_ex (LinalgCholeskyExBackward0, sampled as a function of x through x xᴴ + nI,
+# since the op reads one triangle only). numpy's LAPACK is the reference; grad_fn names
+# pinned from torch 2.15.
+
+
+def _well_conditioned(dtype, seed, *shape):
+    """Random matrices plus n·I: far from singular, so float32 keeps its accuracy."""
+    a = Maker(dtype, seed)(*shape)
+    n = shape[-1]
+    return a + n * np.eye(n, dtype=a.dtype)
+
+
+def _square_samples(seed):
+    """(det at a singular matrix: tests/test_linalg_decomp.py, since torch's own det
+    fails the forward-AD, batched and complex checks there.)"""
+
+    def samples(dtype):
+        wc = lambda *s: _well_conditioned(dtype, f"{seed}{s}", *s)  # noqa: E731
+        out = [
+            SampleInput((wc(3, 3),)),
+            SampleInput((wc(2, 3, 3),), desc="batched"),
+            SampleInput((wc(1, 1),), desc="1x1"),
+            SampleInput((transposed(wc(4, 4)),), desc="transposed"),
+            SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+            SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+        ]
+        return out
+
+    return samples
+
+
+def _info(a):
+    return np.zeros(np.shape(a)[:-2], np.int32)
+
+
+def _np_inv(a):
+    return np.linalg.inv(a) if a.size else a.copy()
+
+
+def _np_det(a):
+    return np.asarray(np.linalg.det(a) if a.size else np.ones(a.shape[:-2]), a.dtype)
+
+
+def _np_slogdet(a):
+    if not a.size:
+        return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], np.abs(a).dtype)
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign, a.dtype), np.asarray(logabs, np.abs(a).dtype)
+
+
+def _np_logdet(a):
+    sign, logabs = _np_slogdet(a)
+    if a.dtype.kind == "c":
+        return np.asarray(np.log(sign) + logabs, a.dtype)
+    return np.asarray(np.where(sign == -1, np.nan, logabs), a.dtype)
+
+
+def _solve_samples(dtype, b_batched_only=True):
+    """(torch's vmap of solve fails when A and B have batch dims of different ranks, and
+    on a complex left=False result, a conjugate view, numpy() fails: those samples are
+    left out; tests/test_linalg_decomp.py checks them.)"""
+    wc = lambda *s: _well_conditioned(dtype, f"solve{s}", *s)  # noqa: E731
+    make = Maker(dtype, "solve_rhs")
+    samples = [
+        SampleInput((wc(3, 3), make(3, 2))),
+        SampleInput((wc(3, 3), make(3)), desc="vector B"),
+        SampleInput((wc(2, 3, 3), make(2, 3)), desc="batch of vectors"),
+        SampleInput((wc(1, 3, 3), make(2, 3, 2)), desc="broadcast batch"),
+        SampleInput((transposed(wc(3, 3)), stepped(make(3, 2))), desc="non-contiguous"),
+        SampleInput((np.zeros((0, 0), dtype), np.zeros((0, 2), dtype)), desc="zero-size"),
+    ]
+    if b_batched_only:  # solve_ex's info follows A: torch's vmap of it then differs
+        samples.append(SampleInput((wc(3, 3), make(5, 3, 2)), desc="B batched only"))
+    if dtype.kind != "c":
+        samples.append(SampleInput((wc(3, 3), make(2, 3)), {"left": False}, desc="left=False"))
+    return samples
+
+
+def _np_solve(a, b, left=True):
+    if not left:
+        return np.swapaxes(_np_solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    bm = np.broadcast_to(bm, batch + bm.shape[-2:])
+    x = np.linalg.solve(a, bm) if a.size and bm.size else np.zeros(bm.shape, a.dtype)
+    return x[..., 0] if vector else x
+
+
+def _triangular_samples(dtype):
+    wc = lambda *s: _well_conditioned(dtype, f"tri{s}", *s)  # noqa: E731
+    make = Maker(dtype, "tri_rhs")
+    return [
+        SampleInput((wc(3, 3), make(3, 2)), {"upper": True}),
+        SampleInput((wc(3, 3), make(3, 2)), {"upper": False}, desc="lower"),
+        SampleInput((wc(3, 3), make(2, 3)), {"upper": True, "left": False}, desc="right"),
+        SampleInput((wc(3, 3), make(3, 2)), {"upper": False, "unitriangular": True},
+                    desc="unitriangular"),
+        SampleInput((wc(2, 1, 3, 3), make(4, 3, 2)), {"upper": True}, desc="broadcast batch"),
+        SampleInput((transposed(wc(3, 3)), stepped(make(3, 2))), {"upper": False},
+                    desc="non-contiguous"),
+        SampleInput((np.zeros((0, 0), dtype), np.zeros((0, 2), dtype)), {"upper": True},
+                    desc="zero-size"),
+    ]
+
+
+def _np_solve_triangular(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        idx = np.arange(a.shape[-1])
+        t = t.copy()
+        t[..., idx, idx] = 1
+    return _np_solve(t, b, left)
+
+
+def _spd(x):
+    """x xᴴ + n I: Hermitian positive-definite, differentiable in x (a physical conjugate:
+    torch's batched forward AD trips over the conjugate view of x.mH)."""
+    n = x.shape[-1]
+    conj = getattr(torch, "conj_physical", torch.conj)
+    return x @ conj(x).transpose(-2, -1) + n * torch.eye(n, dtype=x.dtype)
+
+
+def _np_spd(x):
+    n = x.shape[-1]
+    return x @ np.conj(np.swapaxes(x, -1, -2)) + n * np.eye(n, dtype=x.dtype)
+
+
+def _cholesky_samples(dtype):
+    make = lambda *s: Maker(dtype, f"cholesky{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(3, 3),), {"upper": True}, desc="upper"),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((transposed(make(4, 4)),), desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_cholesky(x, upper=False):
+    if not x.size:
+        return np.zeros(x.shape, x.dtype)
+    low = np.linalg.cholesky(_np_spd(x))
+    return np.conj(np.swapaxes(low, -1, -2)) if upper else low
+
+
+def _linalg_spd(name):
+    return lambda x, **kwargs: getattr(torch.linalg, name)(_spd(x), **kwargs)
+
+
+DECOMP_DB: list[OpInfo] = [
+    _linalg("inv", _linalg_late("inv"), _np_inv, _square_samples("inv"),
+            "LinalgInvExBackward0", supports_complex=True),
+    _linalg("inv_ex", _linalg_late("inv_ex"), lambda a: (_np_inv(a), _info(a)),
+            _square_samples("inv_ex"), "LinalgInvExBackward0", supports_complex=True),
+    late_op("inverse", _np_inv, _square_samples("inverse"), "LinalgInvExBackward0",
+            supports_complex=True, needs=("inverse",)),
+    _linalg("det", _linalg_late("det"), _np_det, _square_samples("det"),
+            "LinalgDetBackward0", supports_complex=True),
+    late_op("det", _np_det, _square_samples("tdet"), "LinalgDetBackward0",
+            supports_complex=True, needs=("det",)),
+    _linalg("slogdet", _linalg_late("slogdet"), _np_slogdet, _square_samples("slogdet"),
+            "LinalgSlogdetBackward0", supports_complex=True),
+    late_op("slogdet", _np_slogdet, _square_samples("tslogdet"), "LinalgSlogdetBackward0",
+            supports_complex=True, needs=("slogdet",)),
+    late_op("logdet", _np_logdet, _square_samples("logdet"), "WhereBackward0",
+            supports_complex=True, needs=("logdet",)),
+    _linalg("solve", _linalg_late("solve"), _np_solve, _solve_samples,
+            "LinalgSolveExBackward0", supports_complex=True),
+    _linalg("solve_ex", _linalg_late("solve_ex"),
+            lambda a, b, left=True: (_np_solve(a, b, left), _info(a)),
+            lambda dtype: _solve_samples(dtype, b_batched_only=False),
+            "LinalgSolveExBackward0", supports_complex=True),
+    _linalg("solve_triangular", _linalg_late("solve_triangular"), _np_solve_triangular,
+            _triangular_samples, "LinalgSolveTriangularBackward0", supports_complex=True),
+    _linalg("cholesky", _linalg_spd("cholesky"), _np_cholesky, _cholesky_samples,
+            "LinalgCholeskyExBackward0", supports_complex=True),
+    _linalg("cholesky_ex", _linalg_spd("cholesky_ex"),
+            lambda x, upper=False: (_np_cholesky(x, upper), _info(x)),
+            _cholesky_samples, "LinalgCholeskyExBackward0", supports_complex=True),
+]
+
+
+# -- QR, eigh, SVD (numpy's LAPACK conventions: R's diagonal real, eigenvalues ascending,
+# singular values descending). Eigen- and singular vectors are compared and
+# differentiated through |V| (gauge-invariant); the backward errors (mode='r',
+# mode='complete' with m > n, phase-dependent losses) are in tests/test_linalg_decomp.py.
+
+
+def _qr_samples(dtype):
+    make = lambda *s: Maker(dtype, f"qr{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(4, 3),)),
+        SampleInput((make(3, 4),), desc="wide"),
+        SampleInput((make(3, 3),), {"mode": "complete"}, desc="complete, square"),
+        SampleInput((make(3, 5),), {"mode": "complete"}, desc="complete, wide"),
+        SampleInput((make(2, 4, 3),), desc="batched"),
+        SampleInput((transposed(make(3, 4)),), desc="transposed"),
+        SampleInput((np.zeros((0, 3), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 3, 0), dtype),), desc="batch of 3x0"),
+    ]
+
+
+def _np_qr(a, mode="reduced"):
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        k = min(m, n)
+        qc, rr = (m, m) if mode == "complete" else (k, k)
+        q = np.broadcast_to(np.eye(m, qc, dtype=a.dtype), a.shape[:-2] + (m, qc)).copy()
+        return q, np.zeros(a.shape[:-2] + (rr, n), a.dtype)
+    return np.linalg.qr(a, mode)
+
+
+def _hermitian(x):
+    """x + xᴴ (a physical conjugate: torch's batched forward AD trips over x.mH)."""
+    conj = getattr(torch, "conj_physical", torch.conj)
+    return x + conj(x).transpose(-2, -1)
+
+
+def _np_hermitian(x):
+    return x + np.conj(np.swapaxes(x, -1, -2))
+
+
+def _eigh_samples(dtype):
+    make = lambda *s: Maker(dtype, f"eigh{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(3, 3),), {"UPLO": "U"}, desc="UPLO U"),
+        SampleInput((make(2, 4, 4),), desc="batched"),
+        SampleInput((transposed(make(3, 3)),), desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_eigh(x, UPLO="L"):
+    h = _np_hermitian(x)
+    if not h.size:
+        return np.zeros(h.shape[:-1], np.abs(h).dtype), np.zeros(h.shape, np.abs(h).dtype)
+    w, v = np.linalg.eigh(h, UPLO)
+    return w.astype(np.abs(h).dtype), np.abs(v)
+
+
+def _eigh_gauge_free(x, **kwargs):
+    w, v = torch.linalg.eigh(_hermitian(x), **kwargs)
+    return w, v.abs()
+
+
+def _svd_samples(dtype):
+    make = lambda *s: Maker(dtype, f"svd{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(4, 3),), {"full_matrices": False}),
+        SampleInput((make(3, 4),), {"full_matrices": False}, desc="wide"),
+        SampleInput((make(3, 3),), desc="square, full_matrices"),
+        SampleInput((make(2, 4, 3),), {"full_matrices": False}, desc="batched"),
+        SampleInput((transposed(make(3, 4)),), {"full_matrices": False}, desc="transposed"),
+        SampleInput((np.zeros((0, 3), dtype),), {"full_matrices": False}, desc="zero-size"),
+    ]
+
+
+def _np_svd(a, full_matrices=True):
+    real = np.abs(a).dtype
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        k = min(m, n)
+        uc, vr = (m, n) if full_matrices else (k, k)
+        eye = lambda r, c: np.broadcast_to(np.eye(r, c, dtype=real), a.shape[:-2] + (r, c))  # noqa: E731
+        return np.zeros(a.shape[:-2] + (k,), real), eye(m, uc), eye(vr, n)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return s.astype(real), np.abs(u), np.abs(vh)
+
+
+def _svd_gauge_free(a, **kwargs):
+    u, s, vh = torch.linalg.svd(a, **kwargs)
+    return s, u.abs(), vh.abs()
+
+
+def _svdvals_samples(dtype):
+    make = lambda *s: Maker(dtype, f"svdvals{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(4, 3),)),
+        SampleInput((make(3, 5),), desc="wide"),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((transposed(make(3, 4)),), desc="transposed"),
+        SampleInput((np.zeros((0, 3), dtype),), desc="zero-size"),
+    ]
+
+
+def _np_svdvals(a):
+    return _np_svd(a, full_matrices=False)[0]
+
+
+DECOMP_DB += [
+    _linalg("qr", _linalg_late("qr"), _np_qr, _qr_samples, "LinalgQrBackward0",
+            supports_complex=True),
+    _linalg("eigh", _eigh_gauge_free, _np_eigh, _eigh_samples, "LinalgEighBackward0",
+            supports_complex=True),
+    _linalg("eigvalsh", lambda x, **kw: torch.linalg.eigvalsh(_hermitian(x), **kw),
+            lambda x, UPLO="L": _np_eigh(x, UPLO)[0], _eigh_samples, "LinalgEighBackward0",
+            supports_complex=True),
+    _linalg("svd", _svd_gauge_free, _np_svd, _svd_samples, "LinalgSvdBackward0",
+            supports_complex=True),
+    _linalg("svdvals", _linalg_late("svdvals"), _np_svdvals, _svdvals_samples,
+            "LinalgSvdBackward0", supports_complex=True),
+]
+
+
+def _pinv_samples(dtype):
+    make = lambda *s: Maker(dtype, f"pinv{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 4),)),
+        SampleInput((make(4, 3),), desc="tall"),
+        SampleInput((make(2, 3, 3),), {"atol": 0.01}, desc="batched, atol"),
+        SampleInput((make(3, 3),), {"hermitian": True}, desc="hermitian"),
+        SampleInput((transposed(make(3, 4)),), {"rtol": 1e-3}, desc="transposed, rtol"),
+        SampleInput((np.zeros((0, 3), dtype),), desc="zero-size"),
+    ]
+
+
+def _np_pinv(a, atol=None, rtol=None, hermitian=False):
+    if hermitian:
+        a = _np_hermitian(a)
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + a.shape[-2:][::-1], a.dtype)
+    return np.linalg.pinv(a, hermitian=hermitian).astype(a.dtype)
+
+
+def _pinv_op(x, hermitian=False, **kwargs):
+    return torch.linalg.pinv(_hermitian(x) if hermitian else x, hermitian=hermitian, **kwargs)
+
+
+DECOMP_DB.append(
+    _linalg("pinv", _pinv_op, _np_pinv, _pinv_samples, "LinalgPinvBackward0",
+            supports_complex=True)
+)
+ISSUE11_DB += DECOMP_DB
+
+#: The linalg decomposition entries, which test_ops checks exist.
+DECOMP_OPS = tuple(op.name for op in DECOMP_DB)
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -3957,6 +4313,7 @@ ISSUE11_OPS = (
     *MISC_OPS,
     *NORMS_OPS,
     *COMPLEX_OPS,
+    *DECOMP_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

@@ -266,11 +266,15 @@ def test_error(call, kind, message):
     check(NAMES, call, kind, message)
 
 
-def test_matrix_norm_svd_orders_not_implemented_yet():
-    # ord='nuc' and ±2 need linalg.svdvals (another helper's work); after torch's checks.
+def test_matrix_norm_svd_orders():
+    # ord='nuc' and ±2 go through linalg.svdvals (src/ops/decomp/spectral.rs), after
+    # torch's checks.
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((2, 3, 4))
     for ord in ("nuc", 2, -2):
-        with pytest.raises(NotImplementedError, match="needs linalg.svdvals"):
-            torch.linalg.matrix_norm(NAMES["x"], ord)
+        got = torch.linalg.matrix_norm(torch.tensor(a), ord)
+        np.testing.assert_allclose(got.numpy(), np.linalg.norm(a, ord, axis=(-2, -1)))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         torch.linalg.matrix_norm(NAMES["v"], "nuc")
 

@@ -91,6 +91,10 @@ from . import nn
 from . import cuda
 from . import random
 from . import linalg
+from .linalg import _det as det
+from .linalg import _inverse as inverse
+from .linalg import _logdet as logdet
+from .linalg import _slogdet as slogdet
 from . import special
 from . import utils
 
@@ -186,6 +190,10 @@ __all__ = [
     "set_warn_always",
     "is_warn_always_enabled",
     "linalg",
+    "det",
+    "inverse",
+    "logdet",
+    "slogdet",
     *_functional_all,
     *_composite_all,
     *_random_all,

@@ -81,9 +81,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if dims[0] == dims[1]:
         raise RuntimeError(f"{op}: dims must be different. Got ({dims[0]}, {dims[1]})")
     if ord in _SVD_ORDS:
-        raise NotImplementedError(
-            f"linalg.matrix_norm: ord={ord!r} needs linalg.svdvals, not implemented yet"
-        )
+        return _svd_norm(A, ord, dims, keepdim, dtype)
     if ord == "fro":
         return A._linalg_vector_norm(2.0, dims, keepdim, dtype=dtype, _op=op)
     # The inf-norm is the 1-norm of the transpose: the 1-norms run along the other dim.
@@ -93,6 +91,24 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         dims[1] -= 1
     col = A._linalg_vector_norm(1.0, [dims[0]], keepdim, dtype=dtype, _op=op)
     return col.amax(dims[1], keepdim) if ord > 0 else col.amin(dims[1], keepdim)
+
+
+def _svd_norm(A, ord, dims, keepdim, dtype):
+    """'nuc' / ±2 as torch's linalg_matrix_norm: the two dims moved last, the singular
+    values (LinalgSvdBackward0), then their sum / amax / amin over the last dim."""
+    rest = [d for d in range(A.dim()) if d not in dims]
+    perm = rest + dims
+    B = A if dtype is None else A.to(dtype)
+    s = B.permute(*perm)._linalg_svdvals()
+    if ord == "nuc" or (ord > 0 and s.shape[-1] == 0):  # torch's 2-norm of nothing is 0
+        result = s.sum(-1, keepdim)
+    elif ord > 0:
+        result = s.amax(-1, keepdim)
+    else:
+        result = s.amin(-1, keepdim)
+    if keepdim:
+        result = result.unsqueeze(-1).permute(*[perm.index(d) for d in range(A.dim())])
+    return result
 
 
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):

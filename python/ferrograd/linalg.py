@@ -1,15 +1,145 @@
 """``ferrograd.linalg``: the part of ``torch.linalg`` built from other ops (torch's
 CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and cross
 (LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
-(vector_norm, matrix_norm, norm: _norms.py)."""
+(vector_norm, matrix_norm, norm: _norms.py). The decompositions and solvers (inv, det,
+slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms) are single nodes in
+the core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
+failures raise."""
 
 from . import _C
 from ._composite import _shape
 from ._functional import _C_TYPE
 from ._norms import linalg_norm as norm
 from ._norms import matrix_norm, vector_norm
+from ._tensor_py import _FIELDS, return_types
 
-__all__ = ["cross", "matmul", "matrix_norm", "multi_dot", "norm", "vecdot", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cross",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "inv_ex",
+    "matmul",
+    "matrix_norm",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+]
+
+LinAlgError = _C.LinAlgError
+
+# The fields of the named tuples the decompositions return (ferrograd.return_types).
+_FIELDS.update({
+    "slogdet": ("sign", "logabsdet"),
+    "linalg_slogdet": ("sign", "logabsdet"),
+    "linalg_inv_ex": ("inverse", "info"),
+    "linalg_solve_ex": ("result", "info"),
+    "linalg_cholesky_ex": ("L", "info"),
+    "linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "linalg_svd": ("U", "S", "Vh"),
+    "linalg_qr": ("Q", "R"),
+})
+
+
+def _tensor(x, fn, arg, pos):
+    """torch's argument parser error for a non-tensor argument."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
+    return x
+
+
+def inv(A, *, out=None):
+    return _tensor(A, "linalg_inv", "A", 1).inverse()
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    return _tensor(A, "linalg_inv_ex", "A", 1)._linalg_inv_ex(check_errors)
+
+
+def det(A, *, out=None):
+    return _tensor(A, "linalg_det", "A", 1).det()
+
+
+def slogdet(A, *, out=None):
+    return _tensor(A, "linalg_slogdet", "A", 1)._linalg_slogdet()
+
+
+def solve(A, B, *, left=True, out=None):
+    return _tensor(A, "linalg_solve", "A", 1)._linalg_solve(B, left)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    return _tensor(A, "linalg_solve_ex", "A", 1)._linalg_solve_ex(B, left, check_errors)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    A = _tensor(A, "linalg_solve_triangular", "A", 1)
+    return A._linalg_solve_triangular(B, upper, left, unitriangular)
+
+
+def cholesky(A, *, upper=False, out=None):
+    return _tensor(A, "linalg_cholesky", "A", 1)._linalg_cholesky(upper)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    return _tensor(A, "linalg_cholesky_ex", "A", 1)._linalg_cholesky_ex(upper, check_errors)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    atol = None if atol is None else float(atol)
+    rtol = None if rtol is None else float(rtol)
+    return _tensor(A, "linalg_pinv", "A", 1)._linalg_pinv(atol, rtol, hermitian)
+
+
+def qr(A, mode="reduced", *, out=None):
+    return _tensor(A, "linalg_qr", "A", 1)._linalg_qr(mode)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    return _tensor(A, "linalg_eigh", "A", 1)._linalg_eigh(UPLO)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    return _tensor(A, "linalg_eigvalsh", "A", 1)._linalg_eigvalsh(UPLO)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    return return_types.linalg_svd(*_tensor(A, "linalg_svd", "A", 1)._linalg_svd(full_matrices))
+
+
+def svdvals(A, *, driver=None, out=None):
+    return _tensor(A, "linalg_svdvals", "A", 1)._linalg_svdvals()
+
+
+def _inverse(input, *, out=None):
+    return _tensor(input, "inverse", "input", 1).inverse()
+
+
+def _det(input):
+    return _tensor(input, "det", "input", 1).det()
+
+
+def _logdet(input):
+    return _tensor(input, "logdet", "input", 1).logdet()
+
+
+def _slogdet(input, *, out=None):
+    return _tensor(input, "slogdet", "input", 1).slogdet()
 
 matmul = _C.Tensor.matmul
 

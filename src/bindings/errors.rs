@@ -21,6 +21,7 @@ pub fn to_pyerr(e: Error) -> PyErr {
         Error::Index(m) => PyIndexError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
         Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
+        Error::LinAlg(m) => crate::bindings::linalg_methods::LinAlgError::new_err(m),
         Error::External { message, payload } => match payload.downcast_ref::<PyErrBox>() {
             Some(b) => Python::attach(|py| b.0.clone_ref(py)),
             None => PyRuntimeError::new_err(message),

@@ -15,6 +15,7 @@ pub mod gc;
 pub mod hooks;
 pub mod index_methods;
 pub mod indexing;
+pub mod linalg_methods;
 pub mod matrix_methods;
 pub mod memory;
 pub mod misc_methods;
@@ -34,6 +35,10 @@ use pyo3::prelude::*;
 fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_panic_hook();
     m.add_function(wrap_pyfunction!(errors::_test_panic, m)?)?;
+    m.add(
+        "LinAlgError",
+        m.py().get_type::<linalg_methods::LinAlgError>(),
+    )?;
     m.add_class::<tensor::PyTensor>()?;
     forward_ad::register(m)?;
     func::register(m)?;

@@ -11,8 +11,8 @@ use crate::device::{Device, DeviceType, Unavailable, Use};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::{
-    Binary, BinaryMath, Bitwise, Compare, Extremum, Groups, Random, Reduce, Scan, ScatterReduce,
-    SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Decomp, Extremum, Groups, Random, Reduce, Scan,
+    ScatterReduce, SortKind, Unary,
 };
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
@@ -182,6 +182,10 @@ pub trait Backend: Send + Sync {
 
     /// Whether a floating or complex `x` holds a NaN (false for other dtypes).
     fn has_nan(&self, x: &Data) -> Result<bool>;
+
+    /// The dense matrix kernel `kind` (see `kinds::Decomp`) over batches of matrices of
+    /// one float or complex dtype, sharing their batch dims.
+    fn decompose(&self, inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>>;
 }
 
 static CPU: crate::kernels::cpu::Cpu = crate::kernels::cpu::Cpu;

@@ -442,3 +442,33 @@ pub struct Groups {
     pub inverse: Vec<i64>,
     pub counts: Vec<i64>,
 }
+
+/// The dense matrix kernels of `Backend::decompose` (faer on the CPU). Every input is a
+/// batch of matrices `(.., m, n)`; inputs of one call share their batch dims. `info`
+/// outputs are int32 with the batch shape: 0 for success, else LAPACK's 1-based
+/// position of the failure.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Decomp {
+    /// `[A] -> [A^-1, info]`: info is the first zero pivot of A's LU factorization.
+    Inv,
+    /// `[A] -> [det]`.
+    Det,
+    /// `[A] -> [sign, logabsdet]` (logabsdet real; sign 0 and -inf for a singular A).
+    Slogdet,
+    /// `[A (.., n, n), B (.., n, k)] -> [X, info]` with `A X = B`.
+    Solve,
+    /// `[A (.., n, n), B (.., n, k)] -> [X]` with `A X = B`, reading one triangle of A.
+    SolveTriangular { upper: bool, unitriangular: bool },
+    /// `[A] -> [L, info]`: the lower Cholesky factor from A's lower triangle; info is the
+    /// order of the first leading minor that is not positive-definite.
+    Cholesky,
+    /// `[A] -> [eigenvalues (real, ascending), eigenvectors (columns)]` of the Hermitian
+    /// matrix in A's `upper` or lower triangle.
+    Eigh { upper: bool },
+    /// `[A (.., m, n)] -> [U, S (real, descending), Vh]`: U `(m, m)` and Vh `(n, n)` when
+    /// `full`, else `(m, k)` and `(k, n)` with `k = min(m, n)`.
+    Svd { full: bool },
+    /// `[A (.., m, n)] -> [Q, R]` with LAPACK's conventions (R's diagonal real):
+    /// Q `(m, m)` and R `(m, n)` when `complete`, else `(m, k)` and `(k, n)`.
+    Qr { complete: bool },
+}

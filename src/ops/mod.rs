@@ -34,6 +34,7 @@ pub mod classify;
 pub mod complex;
 pub mod creation;
 pub mod cumulative;
+pub mod decomp;
 pub mod device;
 pub mod diag;
 pub mod extrema;

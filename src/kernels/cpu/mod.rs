@@ -5,6 +5,7 @@
 mod arith;
 mod binary_math;
 mod complex_math;
+mod decomp;
 mod random;
 mod reduce;
 mod scan;
@@ -17,8 +18,8 @@ use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::backend::Backend;
 use crate::kernels::kinds::{
-    Binary, BinaryMath, Bitwise, Compare, Extremum, Groups, Random, Reduce, Scan, ScatterReduce,
-    SortKind, Unary,
+    Binary, BinaryMath, Bitwise, Compare, Decomp, Extremum, Groups, Random, Reduce, Scan,
+    ScatterReduce, SortKind, Unary,
 };
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::random::RngHandle;
@@ -204,5 +205,8 @@ impl Backend for Cpu {
     }
     fn has_nan(&self, x: &Data) -> Result<bool> {
         Ok(crate::kernels::has_nan(x))
+    }
+    fn decompose(&self, inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
+        decomp::decompose(inputs, kind)
     }
 }

@@ -1,0 +1,407 @@
+//! Dense decompositions on the CPU with faer: each matrix of a batch is factored on its
+//! own (faer runs sequentially), and large batches are split over the pool. Matrices are
+//! gathered row-major into faer matrices and written back row-major.
+
+use faer::linalg::solvers::{
+    DenseSolveCore, Llt, PartialPivLu, Qr, SelfAdjointEigen, SolveCore, Svd,
+};
+use faer::{Conj, Mat, MatRef, Par, Side};
+use num_complex::{Complex32, Complex64};
+use rayon::prelude::*;
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::kernels::kinds::Decomp;
+use crate::kernels::{data_from, gather_data, on_pool};
+use crate::storage::Data;
+
+/// The element types faer factors, with their real counterparts.
+trait Field: Element + faer::traits::ComplexField {
+    type Re: Element;
+}
+impl Field for f32 {
+    type Re = f32;
+}
+impl Field for f64 {
+    type Re = f64;
+}
+impl Field for Complex32 {
+    type Re = f32;
+}
+impl Field for Complex64 {
+    type Re = f64;
+}
+
+/// Matrix `i` of a row-major batch of `m × n` matrices.
+fn matrix<T: Field>(v: &[T], i: usize, m: usize, n: usize) -> Mat<T> {
+    let base = i * m * n;
+    Mat::from_fn(m, n, |r, c| v[base + r * n + c])
+}
+
+fn write_row_major<T: Field>(out: &mut [T], a: MatRef<'_, T>) {
+    let n = a.ncols();
+    for r in 0..a.nrows() {
+        for c in 0..n {
+            out[r * n + c] = a[(r, c)];
+        }
+    }
+}
+
+/// Run `f` on every matrix index of the batch, over the pool when the work is large.
+fn per_matrix<R: Send>(batch: usize, work: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    if batch > 1 && batch.saturating_mul(work) >= 1 << 15 {
+        on_pool(|| (0..batch).into_par_iter().map(&f).collect())
+    } else {
+        (0..batch).map(f).collect()
+    }
+}
+
+/// The batch size and the trailing `(m, n)` of a batch of matrices.
+fn dims(x: &Data) -> Result<(usize, usize, usize)> {
+    let shape = &x.layout().shape;
+    if shape.len() < 2 {
+        return Err(Error::runtime("internal error: decompose needs matrices"));
+    }
+    let (m, n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    Ok((shape[..shape.len() - 2].iter().product(), m, n))
+}
+
+fn batch_shape(x: &Data) -> Vec<usize> {
+    let shape = &x.layout().shape;
+    shape[..shape.len() - 2].to_vec()
+}
+
+pub fn decompose(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
+    let dtype = inputs[0].dtype();
+    match dtype {
+        DType::F32 => run::<f32>(inputs, kind),
+        DType::F64 => run::<f64>(inputs, kind),
+        DType::C64 => run::<Complex32>(inputs, kind),
+        DType::C128 => run::<Complex64>(inputs, kind),
+        d => Err(crate::dtype::unsupported("linalg", d)),
+    }
+}
+
+fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
+    let a = inputs[0];
+    let (batch, m, n) = dims(a)?;
+    let bshape = batch_shape(a);
+    let work = n.saturating_mul(n).saturating_mul(n.max(1));
+    let av = gather_data::<T>(a);
+    let with = |extra: &[usize]| -> Vec<usize> { bshape.iter().chain(extra).copied().collect() };
+    Ok(match kind {
+        Decomp::Inv => {
+            let parts = per_matrix(batch, work, |i| {
+                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
+                let info = zero_pivot(lu.U());
+                (lu.inverse(), info)
+            });
+            let mut out = vec![T::zero(); batch * n * n];
+            let mut info = Vec::with_capacity(batch);
+            for (i, (inv, f)) in parts.iter().enumerate() {
+                write_row_major(&mut out[i * n * n..(i + 1) * n * n], inv.as_ref());
+                info.push(*f);
+            }
+            vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
+        }
+        Decomp::Det | Decomp::Slogdet => {
+            let parts = per_matrix(batch, work, |i| lu_det(&matrix(&av, i, n, n)));
+            if kind == Decomp::Det {
+                let det: Vec<T> = parts
+                    .iter()
+                    .map(|(sign, logabs)| T::from_c64(*sign * logabs.exp()))
+                    .collect();
+                vec![data_from(det, &bshape)]
+            } else {
+                let sign: Vec<T> = parts.iter().map(|(s, _)| T::from_c64(*s)).collect();
+                let logabs: Vec<T::Re> = parts.iter().map(|(_, l)| T::Re::from_f64(*l)).collect();
+                vec![data_from(sign, &bshape), data_from(logabs, &bshape)]
+            }
+        }
+        Decomp::Solve => {
+            let b = inputs[1];
+            let (_, _, k) = dims(b)?;
+            let bv = gather_data::<T>(b);
+            let parts = per_matrix(batch, work.saturating_add(n * n * k), |i| {
+                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
+                let info = zero_pivot(lu.U());
+                let mut x = matrix(&bv, i, n, k);
+                lu.solve_in_place_with_conj(Conj::No, x.as_mut());
+                (x, info)
+            });
+            let mut out = vec![T::zero(); batch * n * k];
+            let mut info = Vec::with_capacity(batch);
+            for (i, (x, f)) in parts.iter().enumerate() {
+                write_row_major(&mut out[i * n * k..(i + 1) * n * k], x.as_ref());
+                info.push(*f);
+            }
+            vec![data_from(out, &with(&[n, k])), data_from(info, &bshape)]
+        }
+        Decomp::SolveTriangular {
+            upper,
+            unitriangular,
+        } => {
+            use faer::linalg::triangular_solve as ts;
+            let b = inputs[1];
+            let (_, _, k) = dims(b)?;
+            let bv = gather_data::<T>(b);
+            let parts = per_matrix(batch, n * n * k.max(1), |i| {
+                let t = matrix(&av, i, n, n);
+                let mut x = matrix(&bv, i, n, k);
+                let (t, xm) = (t.as_ref(), x.as_mut());
+                match (upper, unitriangular) {
+                    (false, false) => ts::solve_lower_triangular_in_place(t, xm, Par::Seq),
+                    (false, true) => ts::solve_unit_lower_triangular_in_place(t, xm, Par::Seq),
+                    (true, false) => ts::solve_upper_triangular_in_place(t, xm, Par::Seq),
+                    (true, true) => ts::solve_unit_upper_triangular_in_place(t, xm, Par::Seq),
+                }
+                x
+            });
+            let mut out = vec![T::zero(); batch * n * k];
+            for (i, x) in parts.iter().enumerate() {
+                write_row_major(&mut out[i * n * k..(i + 1) * n * k], x.as_ref());
+            }
+            vec![data_from(out, &with(&[n, k]))]
+        }
+        Decomp::Cholesky => {
+            let parts = per_matrix(batch, work, |i| {
+                let a = matrix(&av, i, n, n);
+                match Llt::new(a.as_ref(), Side::Lower) {
+                    Ok(llt) => {
+                        let l = llt.L();
+                        (
+                            Mat::from_fn(n, n, |r, c| if r >= c { l[(r, c)] } else { T::zero() }),
+                            0,
+                        )
+                    }
+                    Err(faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot {
+                        index,
+                    }) => (Mat::zeros(n, n), index as i32 + 1),
+                }
+            });
+            let mut out = vec![T::zero(); batch * n * n];
+            let mut info = Vec::with_capacity(batch);
+            for (i, (l, f)) in parts.iter().enumerate() {
+                write_row_major(&mut out[i * n * n..(i + 1) * n * n], l.as_ref());
+                info.push(*f);
+            }
+            vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
+        }
+        Decomp::Eigh { upper } => {
+            let side = if upper { Side::Upper } else { Side::Lower };
+            let parts = per_matrix(batch, work, |i| {
+                let a = matrix(&av, i, n, n);
+                SelfAdjointEigen::new(a.as_ref(), side).map(|e| {
+                    let s = e.S().column_vector();
+                    let w: Vec<T::Re> = (0..n).map(|k| T::Re::from_f64(s[k].to_c64().re)).collect();
+                    (w, e.U().to_owned())
+                })
+            });
+            let mut w = Vec::with_capacity(batch * n);
+            let mut v = vec![T::zero(); batch * n * n];
+            for (i, part) in parts.into_iter().enumerate() {
+                let (wi, vi) = part.map_err(|_| no_convergence("linalg.eigh"))?;
+                w.extend(wi);
+                write_row_major(&mut v[i * n * n..(i + 1) * n * n], vi.as_ref());
+            }
+            vec![data_from(w, &with(&[n])), data_from(v, &with(&[n, n]))]
+        }
+        Decomp::Svd { full } => {
+            let k = m.min(n);
+            let (ucols, vrows) = if full { (m, n) } else { (k, k) };
+            let parts = per_matrix(batch, m.saturating_mul(n).saturating_mul(k.max(1)), |i| {
+                let a = matrix(&av, i, m, n);
+                let svd = if full {
+                    Svd::new(a.as_ref())
+                } else {
+                    Svd::new_thin(a.as_ref())
+                };
+                svd.map(|d| {
+                    let s = d.S().column_vector();
+                    let sv: Vec<T::Re> =
+                        (0..k).map(|j| T::Re::from_f64(s[j].to_c64().re)).collect();
+                    (d.U().to_owned(), sv, d.V().to_owned())
+                })
+            });
+            let mut u = vec![T::zero(); batch * m * ucols];
+            let mut sv = Vec::with_capacity(batch * k);
+            let mut vh = vec![T::zero(); batch * vrows * n];
+            for (i, part) in parts.into_iter().enumerate() {
+                let (ui, si, vi) = part.map_err(|_| no_convergence("linalg.svd"))?;
+                write_row_major(&mut u[i * m * ucols..(i + 1) * m * ucols], ui.as_ref());
+                sv.extend(si);
+                // Vh = V^H.
+                let out = &mut vh[i * vrows * n..(i + 1) * vrows * n];
+                for r in 0..vrows {
+                    for c in 0..n {
+                        out[r * n + c] = T::from_c64(vi[(c, r)].to_c64().conj());
+                    }
+                }
+            }
+            vec![
+                data_from(u, &with(&[m, ucols])),
+                data_from(sv, &with(&[k])),
+                data_from(vh, &with(&[vrows, n])),
+            ]
+        }
+        Decomp::Qr { complete } => {
+            let k = m.min(n);
+            let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
+            let parts = per_matrix(batch, m.saturating_mul(n).saturating_mul(k.max(1)), |i| {
+                if T::DTYPE.is_complex() {
+                    return householder_qr(&matrix(&av, i, m, n), complete);
+                }
+                let qr = Qr::new(matrix(&av, i, m, n).as_ref());
+                // Real reflectors: faer's are LAPACK's (R's diagonal -sign(alpha) |x|).
+                let q = if complete {
+                    qr.compute_Q()
+                } else {
+                    qr.compute_thin_Q()
+                };
+                let rf = qr.R();
+                let r = Mat::from_fn(rrows, n, |a, b| {
+                    if a <= b && a < k {
+                        rf[(a, b)]
+                    } else {
+                        T::zero()
+                    }
+                });
+                (q, r)
+            });
+            let mut qv = vec![T::zero(); batch * m * qcols];
+            let mut rv = vec![T::zero(); batch * rrows * n];
+            for (i, (q, r)) in parts.iter().enumerate() {
+                write_row_major(&mut qv[i * m * qcols..(i + 1) * m * qcols], q.as_ref());
+                write_row_major(&mut rv[i * rrows * n..(i + 1) * rrows * n], r.as_ref());
+            }
+            vec![
+                data_from(qv, &with(&[m, qcols])),
+                data_from(rv, &with(&[rrows, n])),
+            ]
+        }
+    })
+}
+
+/// Complex QR as LAPACK's zgeqr2 / zung2r compute it (faer's complex reflectors take
+/// another phase, and R is only unique up to a unit diagonal): reflector j maps the
+/// column below the diagonal to `beta e1`, `beta = -sign(Re alpha) |(alpha, x)|` (real),
+/// or is the identity when that column is already `(real alpha, 0)`. In complex128.
+// The row-major nested Vecs are walked column by column.
+#[allow(clippy::needless_range_loop)]
+fn householder_qr<T: Field>(a: &Mat<T>, complete: bool) -> (Mat<T>, Mat<T>) {
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    let mut w: Vec<Vec<Complex64>> = (0..m)
+        .map(|r| (0..n).map(|c| a[(r, c)].to_c64()).collect())
+        .collect();
+    let mut taus = vec![Complex64::new(0.0, 0.0); k];
+    let mut vs: Vec<Vec<Complex64>> = Vec::with_capacity(k);
+    for j in 0..k {
+        let alpha = w[j][j];
+        let xnorm = (j + 1..m).map(|r| w[r][j].norm_sqr()).sum::<f64>().sqrt();
+        let mut v = vec![Complex64::new(0.0, 0.0); m];
+        v[j] = Complex64::new(1.0, 0.0);
+        if xnorm == 0.0 && alpha.im == 0.0 {
+            vs.push(v);
+            continue; // tau = 0: H = I, the diagonal keeps alpha
+        }
+        let norm = (alpha.norm_sqr() + xnorm * xnorm).sqrt();
+        let beta = if alpha.re >= 0.0 { -norm } else { norm };
+        let tau = Complex64::new((beta - alpha.re) / beta, -alpha.im / beta);
+        let scale = Complex64::new(1.0, 0.0) / (alpha - beta);
+        for r in j + 1..m {
+            v[r] = w[r][j] * scale;
+            w[r][j] = Complex64::new(0.0, 0.0);
+        }
+        w[j][j] = Complex64::new(beta, 0.0);
+        // Apply H^H = I - conj(tau) v v^H to the columns on the right.
+        for c in j + 1..n {
+            let dot: Complex64 = (j..m).map(|r| v[r].conj() * w[r][c]).sum();
+            let f = tau.conj() * dot;
+            for r in j..m {
+                w[r][c] -= f * v[r];
+            }
+        }
+        taus[j] = tau;
+        vs.push(v);
+    }
+    // Q = H_0 H_1 ... H_{k-1} applied to the first columns of the identity.
+    let qcols = if complete { m } else { k };
+    let mut q: Vec<Vec<Complex64>> = (0..m)
+        .map(|r| {
+            (0..qcols)
+                .map(|c| Complex64::new(if r == c { 1.0 } else { 0.0 }, 0.0))
+                .collect()
+        })
+        .collect();
+    for j in (0..k).rev() {
+        let (v, tau) = (&vs[j], taus[j]);
+        for c in 0..qcols {
+            let dot: Complex64 = (j..m).map(|r| v[r].conj() * q[r][c]).sum();
+            let f = tau * dot;
+            for r in j..m {
+                q[r][c] -= f * v[r];
+            }
+        }
+    }
+    let rrows = if complete { m } else { k };
+    let r = Mat::from_fn(rrows, n, |a, b| {
+        if a <= b && a < k {
+            T::from_c64(w[a][b])
+        } else {
+            T::zero()
+        }
+    });
+    (Mat::from_fn(m, qcols, |a, b| T::from_c64(q[a][b])), r)
+}
+
+fn no_convergence(name: &str) -> Error {
+    Error::linalg(format!(
+        "{name}: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values."
+    ))
+}
+
+/// LAPACK's getrf info: the 1-based position of the first exactly zero pivot, else 0.
+fn zero_pivot<T: Field>(u: MatRef<'_, T>) -> i32 {
+    let n = u.nrows().min(u.ncols());
+    (0..n)
+        .find(|&i| u[(i, i)] == T::zero())
+        .map_or(0, |i| i as i32 + 1)
+}
+
+/// `(sign, log|det|)` of a square matrix from its LU factorization: the sign is a unit
+/// complex number (±1 for real input; 0 when singular, with log|det| = -inf).
+fn lu_det<T: Field>(a: &Mat<T>) -> (Complex64, f64) {
+    let n = a.nrows();
+    if n == 0 {
+        return (Complex64::new(1.0, 0.0), 0.0);
+    }
+    let lu = PartialPivLu::new(a.as_ref());
+    let u = lu.U();
+    let (fwd, _) = lu.P().arrays();
+    // The permutation's parity: n minus its number of cycles.
+    let mut seen = vec![false; n];
+    let mut swaps = 0usize;
+    for start in 0..n {
+        let mut j = start;
+        let mut len = 0usize;
+        while !seen[j] {
+            seen[j] = true;
+            j = fwd[j];
+            len += 1;
+        }
+        swaps += len.saturating_sub(1);
+    }
+    let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
+    let mut logabs = 0.0f64;
+    for i in 0..n {
+        let d = u[(i, i)].to_c64();
+        let r = d.norm();
+        if r == 0.0 {
+            return (Complex64::new(0.0, 0.0), f64::NEG_INFINITY);
+        }
+        sign *= d / r;
+        logabs += r.ln();
+    }
+    (sign, logabs)
+}
