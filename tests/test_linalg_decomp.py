@@ -477,6 +477,16 @@ def test_gauge_errors():
     torch.autograd.grad(((u * s.unsqueeze(-2)) @ vh).abs().sum(), c)
 
 
+def test_huge_square_factors_fail_before_allocating():
+    # a full SVD / complete QR of a (300000, 1) matrix needs a 300000² float32 U or Q (360 GB)
+    tall = torch.zeros(300000, 1)
+    with pytest.raises(RuntimeError):
+        torch.linalg.svd(tall)
+    with pytest.raises(RuntimeError):
+        torch.linalg.qr(tall, mode="complete")
+    assert tuple(torch.linalg.qr(tall).Q.shape) == (300000, 1)
+
+
 def test_grad_fn_names():
     a = NAMES["a"].clone().requires_grad_()
     assert torch.linalg.inv(a).grad_fn.name() == "LinalgInvExBackward0"

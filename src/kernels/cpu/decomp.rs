@@ -85,6 +85,17 @@ pub fn decompose(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
 fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
     let a = inputs[0];
     let (batch, m, n) = dims(a)?;
+    // The square factors of a full SVD / complete QR can dwarf the input: refuse what
+    // cannot be allocated before trying.
+    if matches!(
+        kind,
+        Decomp::Svd { full: true } | Decomp::Qr { complete: true }
+    ) {
+        let side = m.max(n);
+        let count = side.checked_mul(side).and_then(|c| c.checked_mul(batch));
+        let count = count.ok_or_else(|| Error::runtime("linalg: output size overflows"))?;
+        crate::storage::ensure_allocatable(count, T::DTYPE.itemsize())?;
+    }
     let bshape = batch_shape(a);
     let work = n.saturating_mul(n).saturating_mul(n.max(1));
     let av = gather_data::<T>(a);
