@@ -27,7 +27,11 @@ pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data
         // NaN wins, and a row of no elements gives zero.
         Reduce::Max | Reduce::Min => Ok(crate::with_real!(dtype, "max_all", T => {
             let v = reduce_rows::<T, T>(x, dims, |r| {
-                if r.is_empty() { T::zero() } else { r[arg_extreme(r, op)] }
+                match (r.is_empty(), op == Reduce::Max) {
+                    (true, _) => T::zero(),
+                    (false, true) => extreme_value::<T, true>(r),
+                    (false, false) => extreme_value::<T, false>(r),
+                }
             });
             data_from(v, &out_shape)
         })),
@@ -80,6 +84,35 @@ pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, 
         let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
         (data_from(v, &shape), data_from(i, &shape))
     }))
+}
+
+/// The max (`MAX`) or min of a nonempty row, NaN winning: eight running extremes and a
+/// NaN flag in a loop without early exit or index, which the compiler vectorizes; the
+/// lanes and the tail are folded after. (`arg_extreme` serves when the position is needed.)
+fn extreme_value<T: Real, const MAX: bool>(row: &[T]) -> T {
+    const LANES: usize = 8;
+    let better = |v: T, best: T| if MAX { v > best } else { v < best };
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    let mut lanes = [row[0]; LANES];
+    let mut nan = false;
+    for chunk in chunks {
+        for (best, &v) in lanes.iter_mut().zip(chunk) {
+            nan |= v.is_nan_r();
+            *best = if better(v, *best) { v } else { *best };
+        }
+    }
+    let mut best = row[0];
+    for &v in lanes.iter().chain(tail) {
+        nan |= v.is_nan_r();
+        if better(v, best) {
+            best = v;
+        }
+    }
+    match nan {
+        true => row.iter().copied().find(|v| v.is_nan_r()).unwrap_or(best),
+        false => best,
+    }
 }
 
 /// Index of the max (or, for any other kind, the min) of a nonempty row; NaN wins
