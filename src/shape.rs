@@ -163,7 +163,7 @@ pub fn infer_size(target: &[i64], numel: usize) -> Result<Dims> {
     };
     match infer_at {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 return Err(Error::runtime(format!(
                     "shape '{}' is invalid for input of size {numel}",
                     shape_str()

@@ -1007,6 +1007,7 @@ LOGSUMEXP_CASES = (
     ((4, 3), {"dim": 0}, "T", "transposed"),
     ((3, 4), {"dim": -1}, "step", "stepped"),
     ((0, 3), {"dim": 1}, None, "zero-size"),
+    ((2, 37), {"dim": 1}, None, "rows longer than a vector"),
 )
 
 
@@ -1031,6 +1032,9 @@ def _softmax_samples(seed):
         ((3, 4), {"dim": -1}, "step", "stepped"),
         ((0, 3), {"dim": 1}, None, "zero-size"),
         ((3, 0), {"dim": 1}, None, "empty dim"),
+        # Whole SIMD vectors and a tail in each row, along the last and a leading dim.
+        ((2, 37), {"dim": 1}, None, "rows longer than a vector"),
+        ((37, 2), {"dim": 0}, None, "columns longer than a vector"),
     )
 
     def dtype_sample(dtype):  # float32 input: computes in float64

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ferrograd as torch
+from conftest import IS_REAL_TORCH
 
 
 def _order_key(v):
@@ -190,3 +191,59 @@ def test_nonzero_walks_every_dim():
     assert torch.ones(2, 0, 3).nonzero().shape == (0, 3)
     assert torch.tensor(True).nonzero().shape == (1, 0)
     assert torch.tensor(False).nonzero().shape == (0, 0)
+
+
+@pytest.mark.skipif(IS_REAL_TORCH, reason="torch's parallel scatter names any bad index")
+def test_scatter_split_over_threads_reports_the_first_bad_index():
+    # Big enough to be split over the pool by rows; ours names the first bad index in
+    # index order, whichever thread meets it first.
+    index = torch.zeros(600, 600, dtype=torch.int64)
+    index[5, 3] = 900
+    index[400, 1] = 700
+    src = torch.ones(600, 600)
+    message = "index 900 is out of bounds for dimension 1 with size 600"
+    for op in (torch.zeros(600, 600).scatter_add, torch.zeros(600, 600).scatter):
+        with pytest.raises(RuntimeError, match=message):
+            op(1, index, src)
+
+
+def test_scatter_split_over_threads_matches_a_serial_reference():
+    rng = np.random.default_rng(3)
+    index = rng.integers(0, 40, size=(700, 500))
+    src = rng.standard_normal((700, 500))
+    out = torch.zeros(700, 40, dtype=torch.float64).scatter_add(
+        1, torch.from_numpy(index), torch.from_numpy(src)
+    )
+    expected = np.zeros((700, 40))
+    for r in range(700):
+        np.add.at(expected[r], index[r], src[r])
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
+    last = torch.zeros(700, 40, dtype=torch.float64).scatter(
+        1, torch.from_numpy(index), torch.from_numpy(src)
+    )
+    for r in (0, 350, 699):
+        want = np.zeros(40)
+        for i, v in zip(index[r], src[r]):
+            want[i] = v
+        np.testing.assert_array_equal(last.numpy()[r], want)
+
+
+def test_index_add_and_copy_split_over_threads_keep_index_order():
+    # One slab of 1100 rows of 300 (big enough to split its rows over the pool), with
+    # repeated indices: sums in index order, and the last copy wins.
+    rng = np.random.default_rng(5)
+    index = rng.integers(0, 1100, size=1100)
+    src = rng.standard_normal((1100, 300))
+    base = rng.standard_normal((1100, 300))
+    got = torch.from_numpy(base).index_add(0, torch.from_numpy(index), torch.from_numpy(src))
+    want = base.copy()
+    for k, i in enumerate(index):
+        want[i] += src[k]
+    np.testing.assert_array_equal(got.numpy(), want)
+    if IS_REAL_TORCH:
+        return  # torch documents index_copy with repeated indices as nondeterministic
+    copied = torch.from_numpy(base).index_copy(0, torch.from_numpy(index), torch.from_numpy(src))
+    want = base.copy()
+    for k, i in enumerate(index):
+        want[i] = src[k]
+    np.testing.assert_array_equal(copied.numpy(), want)

@@ -8,6 +8,7 @@ are tested in a fresh interpreter per setting.
 """
 
 import hashlib
+import math
 import os
 
 import numpy as np
@@ -207,7 +208,20 @@ def _reductions(x):
         x.to(torch.float64).sum(),
         x[: 1 << 20].to(torch.float16).sum(),
         x[: 1 << 20].reshape(-1, 64).to(torch.bfloat16).sum(0),
+        # Row kernels split over threads by rows or by slabs.
+        (1 + m * 1e-4).prod(1),
+        m.amax(1),
+        m.cumsum(1),
+        m.cumsum(0),
+        m.softmax(1),
+        m.log_softmax(1),
+        m.logsumexp(1),
+        # Repeated indices add up in index order, whatever the split.
+        torch.zeros(3000, 50).scatter_add(1, torch.from_numpy(_SCATTER_INDEX), m),
     ]
+
+
+_SCATTER_INDEX = (np.arange(3000 * 2000) * 7 % 50).reshape(3000, 2000)
 
 
 @ours_only
@@ -231,6 +245,15 @@ def test_sums_are_accurate():
     assert abs(x.sum().item() - exact.sum()) <= 1e-6 * scale
     cols = x[:3_000_000].reshape(-1, 3).sum(0).numpy()
     assert np.all(np.abs(cols - exact[:3_000_000].reshape(-1, 3).sum(0)) <= 1e-6 * scale)
+
+
+def test_float32_scans_accumulate_in_float64():
+    # As torch's CPU scans: a float32 running sum would stop at 2^24.
+    ones = torch.ones(2**24 + 10)
+    assert ones.cumsum(0)[-1].item() == 2**24 + 10
+    assert ones.reshape(1, -1).cumsum(1)[0, -1].item() == 2**24 + 10
+    # -0.0 alone sums to +0.0 (the running sum starts from zero), as in torch.
+    assert math.copysign(1.0, torch.tensor([-0.0]).cumsum(0).item()) == 1.0
 
 
 def test_half_sums_accumulate_in_float32():

@@ -48,7 +48,7 @@ impl ReadyHeap {
             self.v[hole] = self.v[second];
             hole = second;
         }
-        if len % 2 == 0 && second == (len - 2) / 2 {
+        if len.is_multiple_of(2) && second == (len - 2) / 2 {
             second = 2 * (second + 1);
             self.v[hole] = self.v[second - 1];
             hole = second - 1;

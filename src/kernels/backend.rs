@@ -186,6 +186,14 @@ pub trait Backend: Send + Sync {
     /// The dense matrix kernel `kind` (see `kinds::Decomp`) over batches of matrices of
     /// one float or complex dtype, sharing their batch dims.
     fn decompose(&self, inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>>;
+
+    /// softmax (or log_softmax, `log`) of a floating `x` along `dim`, contiguous, in x's
+    /// dtype (half types compute in float32).
+    fn softmax(&self, x: &Data, dim: usize, log: bool) -> Result<Data>;
+
+    /// The gradient of softmax's (log_softmax's, `log`) input from `grad`, the gradient
+    /// of its output `out` (same shape and floating dtype), along `dim`, contiguous.
+    fn softmax_backward(&self, grad: &Data, out: &Data, dim: usize, log: bool) -> Result<Data>;
 }
 
 static CPU: crate::kernels::cpu::Cpu = crate::kernels::cpu::Cpu;

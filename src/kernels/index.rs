@@ -19,13 +19,21 @@ use crate::layout::Layout;
 use crate::shape::{contiguous_strides, Dims};
 use crate::storage::Data;
 
+#[inline(always)]
 fn check_index(i: i64, size: usize, dim: usize) -> Result<usize> {
-    if i < 0 || i as usize >= size {
-        return Err(Error::runtime(format!(
-            "index {i} is out of bounds for dimension {dim} with size {size}"
-        )));
+    // A negative i is a huge u64, so one compare covers both ends.
+    if (i as u64) < size as u64 {
+        Ok(i as usize)
+    } else {
+        Err(out_of_bounds(i, size, dim))
     }
-    Ok(i as usize)
+}
+
+#[cold]
+fn out_of_bounds(i: i64, size: usize, dim: usize) -> Error {
+    Error::runtime(format!(
+        "index {i} is out of bounds for dimension {dim} with size {size}"
+    ))
 }
 
 /// Output rows per task when a kernel splits its rows over the pool.
@@ -104,13 +112,24 @@ pub fn gather<T: Element>(src: &Data, dim: usize, index: &Data) -> Result<Vec<T>
     let rows = rows_per_task(walk.row_len);
     let task = |(t, (d, ix)): (usize, (&mut [MaybeUninit<T>], &[i64]))| -> Result<()> {
         let starts = &walk.starts[t * rows..];
-        for ((d, ix), &start) in d
-            .chunks_mut(walk.row_len)
-            .zip(ix.chunks(walk.row_len))
-            .zip(starts)
-        {
-            for (j, (o, &i)) in d.iter_mut().zip(ix).enumerate() {
-                o.write(data[walk.at(start, j, check_index(i, size, dim)?)]);
+        let rows = d.chunks_mut(walk.row_len).zip(ix.chunks(walk.row_len));
+        let (row_stride, dim_stride) = (walk.row_stride, walk.dim_stride);
+        for ((d, ix), &start) in rows.zip(starts) {
+            if walk.along_dim && dim_stride == 1 {
+                // Along a contiguous last dim: one line, one bounds check per element.
+                let line = &data[start..start + size];
+                for (o, &i) in d.iter_mut().zip(ix) {
+                    o.write(line[check_index(i, size, dim)?]);
+                }
+            } else if walk.along_dim {
+                for (o, &i) in d.iter_mut().zip(ix) {
+                    o.write(data[start + check_index(i, size, dim)? * dim_stride]);
+                }
+            } else {
+                for (j, (o, &i)) in d.iter_mut().zip(ix).enumerate() {
+                    let at = start + j * row_stride + check_index(i, size, dim)? * dim_stride;
+                    o.write(data[at]);
+                }
             }
         }
         Ok(())
@@ -159,14 +178,34 @@ pub fn scatter_into<T: Arith>(
     accumulate: bool,
 ) -> Result<Vec<T>> {
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
-    let vals = unsafe { contiguous_data::<T>(src) };
-    for_each_scatter(index, bshape, &src.layout().shape, dim, |o, v| {
-        out[o] = if accumulate {
-            out[o] + vals[v]
-        } else {
-            vals[v]
-        };
-    })?;
+    let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
+    let (ishape, sshape) = (&index.layout().shape, &src.layout().shape);
+    let write = |out: &mut [T], idx: &[i64], vals: &[T], level: usize| {
+        walk_scatter(idx, [ishape, bshape, sshape], dim, level, |o, v| {
+            out[o] = if accumulate {
+                out[o] + vals[v]
+            } else {
+                vals[v]
+            };
+        })
+    };
+    // Index entries that differ along a dim other than `dim` never land on the same
+    // element: slabs along dim 0 (when that is not `dim`) go to different threads, each
+    // still in index order. The first error in slab order is the one reported.
+    let slab = |shape: &[usize]| shape.get(1..).map_or(0, |s| s.iter().product::<usize>());
+    let (islab, oslab, sslab) = (slab(ishape), slab(bshape), slab(sshape));
+    if dim > 0 && idx.len() >= PARALLEL_GRAIN && islab > 0 && oslab > 0 && sslab > 0 {
+        let results: Vec<Result<()>> = on_pool(|| {
+            out.par_chunks_mut(oslab)
+                .zip(idx.par_chunks(islab))
+                .zip(vals.par_chunks(sslab))
+                .map(|((o, i), v)| write(o, i, v, 1))
+                .collect()
+        });
+        results.into_iter().collect::<Result<()>>()?;
+    } else {
+        write(&mut out, &idx, &vals, 0)?;
+    }
     Ok(out)
 }
 
@@ -179,11 +218,26 @@ pub fn for_each_scatter(
     bshape: &[usize],
     src_shape: &[usize],
     dim: usize,
-    mut f: impl FnMut(usize, usize),
+    f: impl FnMut(usize, usize),
 ) -> Result<()> {
     // SAFETY: read-only; dropped before returning.
     let idx = unsafe { contiguous_data::<i64>(index) };
-    let ishape = &index.layout().shape;
+    walk_scatter(&idx, [&index.layout().shape, bshape, src_shape], dim, 0, f)
+}
+
+/// `for_each_scatter` over a row-major index, with the first `level` dims of the three
+/// shapes (index, output, source) left out: `idx`, and the offsets passed to `f`, cover
+/// one slab below them. Errors name `dim` as the caller knows it.
+fn walk_scatter(
+    idx: &[i64],
+    [ishape, bshape, src_shape]: [&[usize]; 3],
+    dim: usize,
+    level: usize,
+    mut f: impl FnMut(usize, usize),
+) -> Result<()> {
+    let [ishape, bshape, src_shape] =
+        [ishape, bshape, src_shape].map(|shape| &shape[level.min(shape.len())..]);
+    let (shown_dim, dim) = (dim, dim - level);
     let size = bshape.get(dim).copied().unwrap_or(1);
     let to = RowWalk::new(ishape, bshape, dim)?;
     // The values are read at the index's own positions: `dim` walks like any other dim.
@@ -194,7 +248,7 @@ pub fn for_each_scatter(
     for ((ix, &start), &vstart) in idx.chunks(to.row_len).zip(&to.starts).zip(&from.starts) {
         for (j, &i) in ix.iter().enumerate() {
             f(
-                to.at(start, j, check_index(i, size, dim)?),
+                to.at(start, j, check_index(i, size, shown_dim)?),
                 vstart + j * from.row_stride,
             );
         }
@@ -253,9 +307,7 @@ pub fn select_rows<T: Element>(
         }
         for row in d.chunks_mut(inner) {
             let start = (o * len + index[k] as usize) * inner;
-            for (x, &v) in row.iter_mut().zip(&data[start..start + inner]) {
-                x.write(v);
-            }
+            row.write_copy_of_slice(&data[start..start + inner]);
             k += 1;
             if k == index.len() {
                 (o, k) = (o + 1, 0);
@@ -293,20 +345,40 @@ pub fn write_rows<T: Arith>(
     }
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let vals = unsafe { contiguous_data::<T>(src) };
+    let write = |to: &mut [T], row: &[T]| {
+        if accumulate {
+            to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v);
+        } else {
+            to.copy_from_slice(row);
+        }
+    };
     let slab = |(dst, from): (&mut [T], &[T])| {
         for (&i, row) in index.iter().zip(from.chunks(inner)) {
             let start = i as usize * inner;
-            let to = &mut dst[start..start + inner];
-            if accumulate {
-                to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v);
-            } else {
-                to.copy_from_slice(row);
-            }
+            write(&mut dst[start..start + inner], row);
         }
     };
     // Slabs (one `o` each) are disjoint, so they can go to different threads.
     let (slab_len, from_len) = (len * inner, index.len() * inner);
-    if outer > 1 && outer * from_len >= PARALLEL_GRAIN {
+    if outer == 1 && from_len >= PARALLEL_GRAIN && len > 1 {
+        // One slab: threads own ranges of its rows, each going through the whole index
+        // and taking the entries that land in its range, still in index order.
+        let rows_per_task = len.div_ceil(4 * crate::threads::num_threads().max(1));
+        let src_rows = vals.chunks(inner);
+        on_pool(|| {
+            out.par_chunks_mut(rows_per_task * inner)
+                .enumerate()
+                .for_each(|(t, dst)| {
+                    let rows = t * rows_per_task..t * rows_per_task + dst.len() / inner;
+                    for (&i, row) in index.iter().zip(src_rows.clone()) {
+                        if rows.contains(&(i as usize)) {
+                            let start = (i as usize - rows.start) * inner;
+                            write(&mut dst[start..start + inner], row);
+                        }
+                    }
+                })
+        });
+    } else if outer > 1 && outer * from_len >= PARALLEL_GRAIN {
         on_pool(|| {
             out.par_chunks_mut(slab_len)
                 .zip(vals.par_chunks(from_len))
@@ -368,17 +440,78 @@ pub fn nonzero(mask: &Data) -> (usize, Vec<i64>) {
     let Some((&row_len, lead)) = shape.split_last() else {
         return (usize::from(vals.first() == Some(&true)), Vec::new());
     };
-    if row_len == 0 {
+    if row_len == 0 || vals.is_empty() {
         return (0, Vec::new());
     }
-    let (mut count, mut out) = (0, Vec::new());
-    // The coordinates of the current row's first element (an odometer over `lead`).
-    let mut at: Dims = smallvec::smallvec![0; lead.len()];
-    for row in vals.chunks(row_len) {
-        for (j, _) in row.iter().enumerate().filter(|(_, &v)| v) {
-            count += 1;
-            out.extend(at.iter().map(|&c| c as i64));
-            out.push(j as i64);
+    let nd = shape.len();
+    // Tasks of whole rows: each counts its trues, then writes its coordinates into its
+    // own part of the output (so the result does not depend on threads).
+    let task_rows = (PARALLEL_GRAIN / 4 / row_len).max(1);
+    let tasks: Vec<&[bool]> = vals.chunks(task_rows * row_len).collect();
+    let count = |t: &[bool]| t.iter().map(|&b| usize::from(b)).sum::<usize>();
+    let parallel = vals.len() >= PARALLEL_GRAIN && tasks.len() > 1;
+    let counts: Vec<usize> = if parallel {
+        crate::kernels::par_map(tasks.len(), |t| count(tasks[t]))
+    } else {
+        tasks.iter().map(|t| count(t)).collect()
+    };
+    let total: usize = counts.iter().sum();
+    let mut out: Vec<i64> = Vec::with_capacity(total * nd);
+    let mut parts = Vec::with_capacity(tasks.len());
+    let mut rest = &mut out.spare_capacity_mut()[..total * nd];
+    for &c in &counts {
+        let (part, tail) = rest.split_at_mut(c * nd);
+        parts.push(part);
+        rest = tail;
+    }
+    let write = |(t, part): (usize, &mut [MaybeUninit<i64>])| {
+        let first_row = t * task_rows;
+        let at = unravel(first_row, lead);
+        write_coordinates(tasks[t], row_len, lead, at, part);
+    };
+    if parallel {
+        on_pool(|| parts.into_par_iter().enumerate().for_each(write));
+    } else {
+        parts.into_iter().enumerate().for_each(write);
+    }
+    // SAFETY: each part got the coordinates of exactly as many trues as it holds.
+    unsafe { out.set_len(total * nd) };
+    (total, out)
+}
+
+/// The coordinates of row-major position `flat` in `shape`.
+fn unravel(mut flat: usize, shape: &[usize]) -> Dims {
+    let mut at: Dims = smallvec::smallvec![0; shape.len()];
+    for (c, &n) in at.iter_mut().zip(shape).rev() {
+        (*c, flat) = (flat % n.max(1), flat / n.max(1));
+    }
+    at
+}
+
+/// The coordinates of the trues of `rows` (whole rows of `row_len`, the first at `at`
+/// over the leading dims `lead`) into `out`, which holds exactly their count. Branch-
+/// free on the mask: every element writes its coordinates at the next free slot, and
+/// only a true one moves past it (a random mask would mispredict every other branch).
+fn write_coordinates(
+    rows: &[bool],
+    row_len: usize,
+    lead: &[usize],
+    mut at: Dims,
+    out: &mut [MaybeUninit<i64>],
+) {
+    let nd = lead.len() + 1;
+    let slots = out.len() / nd;
+    let mut next = 0;
+    for row in rows.chunks(row_len) {
+        for (j, &v) in row.iter().enumerate() {
+            if next < slots {
+                let slot = &mut out[next * nd..(next + 1) * nd];
+                for (o, &c) in slot.iter_mut().zip(at.iter()) {
+                    o.write(c as i64);
+                }
+                slot[nd - 1].write(j as i64);
+            }
+            next += usize::from(v);
         }
         for d in (0..lead.len()).rev() {
             at[d] += 1;
@@ -388,5 +521,4 @@ pub fn nonzero(mask: &Data) -> (usize, Vec<i64>) {
             at[d] = 0;
         }
     }
-    (count, out)
 }

@@ -363,6 +363,9 @@ pub enum Reduce {
     Min,
     /// The product (for bool: whether every element is set).
     Prod,
+    /// log(sum(exp(x))), the maximum taken out first (floating dtypes; half types
+    /// compute in float32).
+    LogSumExp,
 }
 
 /// Inclusive scans along one dim.

@@ -135,6 +135,13 @@ pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
     // only inside this function, and nothing is written to storage here.
     if layout.is_contiguous() {
         match unsafe { src.run(layout.offset, n) } {
+            Some(s) if S::DTYPE == T::DTYPE => {
+                // SAFETY: S and T are the same type (same dtype), so this is a no-op cast.
+                let s = unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) };
+                copy_to_uninit(s, &mut out.spare_capacity_mut()[..n]);
+                // SAFETY: the copy wrote all n elements.
+                unsafe { out.set_len(n) };
+            }
             Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
             None => {
                 out.extend((0..n).map(|i| cast::<S, T>(unsafe { src.read(layout.offset + i) })))
@@ -158,6 +165,25 @@ pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
         }
     });
     out
+}
+
+/// `dst` = `src` (equal lengths) by memcpy, split over the pool in fixed chunks when
+/// large: one thread's copy does not reach the memory bandwidth of two.
+pub fn copy_to_uninit<T: Element>(src: &[T], dst: &mut [std::mem::MaybeUninit<T>]) {
+    use rayon::prelude::*;
+    const CHUNK_BYTES: usize = 1 << 18;
+    if src.len() >= PARALLEL_GRAIN && crate::threads::num_threads() > 1 {
+        let chunk = (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+        on_pool(|| {
+            dst.par_chunks_mut(chunk)
+                .zip(src.par_chunks(chunk))
+                .for_each(|(d, s)| {
+                    d.write_copy_of_slice(s);
+                })
+        });
+    } else {
+        dst.write_copy_of_slice(src);
+    }
 }
 
 /// A transposed matrix (coalesced shape [R, C] with strides [1, s]): copied in square

@@ -38,17 +38,8 @@ pub fn reduce_rows<T: Element, U: Send>(
     let shape = &x.layout().shape;
     let row_len: usize = dims.iter().map(|&d| shape[d]).product();
     let out_len: usize = reduced_shape(shape, dims).iter().product();
-    let data = crate::with_dtype!(x.dtype(), S => {
-        let src = crate::kernels::access_as::<S>(x, layout);
-        // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
-        match unsafe { src.contiguous() } {
-            Some(s) if S::DTYPE == T::DTYPE => {
-                // SAFETY: S and T are the same type (same dtype), so this is a no-op cast.
-                Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) })
-            }
-            _ => Cow::Owned(crate::kernels::gather_cast::<S, T>(&src)),
-        }
-    });
+    // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
+    let data = unsafe { read_as::<T>(x, layout) };
     if row_len == 0 {
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
@@ -57,4 +48,23 @@ pub fn reduce_rows<T: Element, U: Send>(
     } else {
         data.chunks(row_len).map(&row_fn).collect()
     }
+}
+
+/// `x`'s elements in the row-major order of `layout` (a permutation of x's own), as `T`:
+/// borrowed when they already lie that way in x's dtype, else gathered and cast.
+///
+/// # Safety
+/// As `contiguous_data`: nothing may write x's storage while the result lives.
+pub unsafe fn read_as<T: Element>(x: &Data, layout: Layout) -> Cow<'_, [T]> {
+    crate::with_dtype!(x.dtype(), S => {
+        let src = crate::kernels::access_as::<S>(x, layout);
+        // SAFETY: the caller keeps the storage unwritten while the borrow lives.
+        match unsafe { src.contiguous() } {
+            Some(s) if S::DTYPE == T::DTYPE => {
+                // SAFETY: S and T are the same type (same dtype), so this is a no-op cast.
+                Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) })
+            }
+            _ => Cow::Owned(crate::kernels::gather_cast::<S, T>(&src)),
+        }
+    })
 }

@@ -270,7 +270,8 @@ pub fn sum_slice<T: SumElem>(s: &[T]) -> T {
     } else {
         (0..count).map(lanes_of).collect()
     };
-    let lanes = merge_chunks(chunks, s.len() % chunk == 0, add_lanes).expect("s is not empty");
+    let lanes =
+        merge_chunks(chunks, s.len().is_multiple_of(chunk), add_lanes).expect("s is not empty");
     T::narrow(fold_lanes(lanes))
 }
 
@@ -288,7 +289,7 @@ simd_dispatch! {
                 cascade.push(0, lanes, &add_lanes);
             }
         }
-        if inner % LEAF != 0 {
+        if !inner.is_multiple_of(LEAF) {
             for (cascade, s) in cascades.iter_mut().zip(starts) {
                 cascade.push(0, leaf_lanes(&x[s + full * LEAF..s + inner]), &add_lanes);
             }
@@ -387,7 +388,7 @@ fn column_sums<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
     } else {
         (0..tasks).map(task).collect()
     };
-    let last_is_full = outer % rows_per_chunk == 0;
+    let last_is_full = outer.is_multiple_of(rows_per_chunk);
     let mut out = Vec::with_capacity(inner);
     let mut parts = parts.into_iter();
     for _ in 0..col_blocks {

@@ -73,7 +73,7 @@ fn complex_layout(l: &Layout) -> Result<Layout> {
             "Tensor must have a stride divisible by 2 for all but last dimension",
         ));
     }
-    if l.offset % 2 != 0 {
+    if !l.offset.is_multiple_of(2) {
         return Err(Error::runtime(
             "Tensor must have a storage_offset divisible by 2",
         ));

@@ -5,10 +5,14 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{default_float_dtype, DType, Scalar};
 use crate::error::Result;
+use crate::kernels::kinds::Reduce;
 use crate::ops::binary::{add, compare_scalar, mul, sub, where_, Cmp};
-use crate::ops::extrema::{amax, amax_over};
-use crate::ops::reduce::{resolve_dims, restore_dims, sum, sum_over, Extreme};
-use crate::ops::rules::{batch_reduction, composite, linear_jvp};
+use crate::ops::device::{backend, wrap};
+use crate::ops::extrema::amax_over;
+use crate::ops::reduce::{keepdim_shape, resolve_dims, restore_dims, sum, sum_over, Extreme};
+use crate::ops::rules::{
+    batch_reduction, batch_size, composite, front_or_expand, linear_jvp, sum_tangents,
+};
 use crate::ops::unary::{abs, conj, exp, log, to_dtype};
 use crate::ops::view::reshape;
 use crate::ops::{
@@ -77,28 +81,17 @@ impl Op for Softmax {
         if x.numel() == 0 {
             return Ok(smallvec![Tensor::zeros(&x.shape(), x.dtype())?]);
         }
-        let dim = [self.dim as i64];
-        let out = composite(inputs, |p| {
-            in_compute_dtype(&p[0], |x| {
-                let shifted = sub(x, &amax(x, Extreme::Max, Some(&dim), true)?, Scalar::Int(1))?;
-                let e = exp(&shifted)?;
-                let total = sum_keep(&e, &dim)?;
-                if self.log {
-                    sub(&shifted, &log(&total)?, Scalar::Int(1))
-                } else {
-                    crate::ops::binary::div(&e, &total)
-                }
-            })
-        })?;
-        Ok(smallvec![out])
+        let out = backend(x)?.softmax(&x.data(), self.dim, self.log)?;
+        Ok(smallvec![wrap(out)])
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![Some(SaveRef::Output(0))]
     }
-    /// softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g).
+    /// softmax: y * (g - sum(g * y)); log_softmax: g - exp(y) * sum(g) (one fused op,
+    /// torch's _softmax_backward_data).
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let (g, y) = (ctx.grad(0)?, ctx.saved(0)?);
-        Ok(smallvec![Some(self.rule(&g, y)?)])
+        Ok(smallvec![Some(self.backward_data().apply(&g, y)?)])
     }
     /// softmax's Jacobian is symmetric (the same map); log_softmax's is I - 1 softmax^T,
     /// so its tangent is t - sum(t * softmax).
@@ -109,7 +102,7 @@ impl Op for Softmax {
                 let dim = [self.dim as i64];
                 sub(t, &sum_keep(&mul(t, &exp(y)?)?, &dim)?, Scalar::Int(1))
             } else {
-                self.rule(t, y)
+                self.backward_data().apply(t, y)
             }
         })
     }
@@ -122,15 +115,122 @@ impl Op for Softmax {
 }
 
 impl Softmax {
-    /// The transposed Jacobian of softmax / log_softmax at output `y`, applied to `v`.
-    fn rule(&self, v: &Tensor, y: &Tensor) -> Result<Tensor> {
-        let dim = [self.dim as i64];
-        if self.log {
-            sub(v, &mul(&exp(y)?, &sum_keep(v, &dim)?)?, Scalar::Int(1))
-        } else {
-            let vy = mul(v, y)?;
-            sub(&vy, &mul(y, &sum_keep(&vy, &dim)?)?, Scalar::Int(1))
+    fn backward_data(&self) -> SoftmaxBackwardData {
+        SoftmaxBackwardData {
+            dim: self.dim,
+            log: self.log,
         }
+    }
+}
+
+/// The gradient of softmax's (log_softmax's) input from the gradient `g` of its output
+/// `y` (torch's `_softmax_backward_data`): softmax y * (g - sum(g * y)), log_softmax
+/// g - exp(y) * sum(g), sums along `dim`. Linear in g, so it is also softmax's jvp.
+#[derive(Clone)]
+pub struct SoftmaxBackwardData {
+    pub dim: usize,
+    pub log: bool,
+}
+
+impl SoftmaxBackwardData {
+    fn apply(&self, g: &Tensor, y: &Tensor) -> Result<Tensor> {
+        apply1(self.clone(), &[g.clone(), y.clone()])
+    }
+
+    fn sum_keep(&self, x: &Tensor) -> Result<Tensor> {
+        sum_keep(x, &[self.dim as i64])
+    }
+
+    /// The output's change along a change `ty` of y, g held: softmax
+    /// ty * (g - sum(g * y)) - y * sum(g * ty); log_softmax -ty * exp(y) * sum(g). Its
+    /// Jacobian is symmetric for log_softmax; softmax's transpose swaps the roles of
+    /// y and the incoming vector in the last term (see `vjp`).
+    fn along_y(&self, g: &Tensor, y: &Tensor, ty: &Tensor) -> Result<Tensor> {
+        let one = Scalar::Int(1);
+        if self.log {
+            let scaled = mul(&mul(ty, &exp(y)?)?, &self.sum_keep(g)?)?;
+            return crate::ops::unary::neg(&scaled);
+        }
+        let centred = sub(g, &self.sum_keep(&mul(g, y)?)?, one)?;
+        sub(
+            &mul(ty, &centred)?,
+            &mul(y, &self.sum_keep(&mul(g, ty)?)?)?,
+            one,
+        )
+    }
+}
+
+impl Op for SoftmaxBackwardData {
+    fn name(&self) -> &'static str {
+        if self.log {
+            "LogSoftmaxBackwardDataBackward0"
+        } else {
+            "SoftmaxBackwardDataBackward0"
+        }
+    }
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        vec![
+            ("dim", SavedAttr::Scalar(Scalar::Int(self.dim as i64))),
+            ("grad_output", SavedAttr::Slot(0)),
+            ("output", SavedAttr::Slot(1)),
+        ]
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let y = &inputs[1];
+        if y.numel() == 0 {
+            return Ok(smallvec![Tensor::zeros(&y.shape(), y.dtype())?]);
+        }
+        let g = composite(&inputs[..1], |p| to_dtype(&p[0], y.dtype()))?;
+        let out = backend(y)?.softmax_backward(&g.data(), &y.data(), self.dim, self.log)?;
+        Ok(smallvec![wrap(out)])
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![Some(SaveRef::Input(0)), Some(SaveRef::Input(1))]
+    }
+    /// d/dg: softmax's is this op again (a symmetric map), log_softmax's
+    /// G - sum(G * exp(y)). d/dy: softmax G * (g - sum(g * y)) - g * sum(G * y),
+    /// log_softmax as `along_y`.
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let big_g = ctx.grad(0)?;
+        let (g, y) = (ctx.saved(0)?, ctx.saved(1)?);
+        let one = Scalar::Int(1);
+        let d_g = match (ctx.needs(0), self.log) {
+            (false, _) => None,
+            (true, false) => Some(self.apply(&big_g, y)?),
+            (true, true) => Some(sub(&big_g, &self.sum_keep(&mul(&big_g, &exp(y)?)?)?, one)?),
+        };
+        let d_y = match (ctx.needs(1), self.log) {
+            (false, _) => None,
+            (true, true) => Some(self.along_y(g, y, &big_g)?),
+            (true, false) => {
+                let centred = sub(g, &self.sum_keep(&mul(g, y)?)?, one)?;
+                let cross = mul(g, &self.sum_keep(&mul(&big_g, y)?)?)?;
+                Some(sub(&mul(&big_g, &centred)?, &cross, one)?)
+            }
+        };
+        Ok(smallvec![d_g, d_y])
+    }
+    /// Linear in g (the op applied to g's tangent) plus `along_y` for y's.
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let (g, y) = (&ctx.primals[0], &ctx.primals[1]);
+        let total = sum_tangents([
+            ctx.tangent(0).map(|tg| self.apply(tg, y)).transpose(),
+            ctx.tangent(1).map(|ty| self.along_y(g, y, ty)).transpose(),
+        ])?;
+        Ok(smallvec![total])
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let batch = batch_size(ctx);
+        let [(g, gb), (y, yb)] = [&ctx.inputs[0], &ctx.inputs[1]];
+        let op = SoftmaxBackwardData {
+            dim: self.dim + 1,
+            log: self.log,
+        };
+        let args = [
+            front_or_expand(g, *gb, batch)?,
+            front_or_expand(y, *yb, batch)?,
+        ];
+        Ok(smallvec![(apply1(op, &args)?, Some(0))])
     }
 }
 
@@ -181,6 +281,16 @@ impl Op for LogSumExp {
     }
     /// torch's: the maximum (0 where it is infinite) taken out before exp, added back.
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        let x = &inputs[0];
+        if x.dtype().is_floating_point() && x.numel() > 0 {
+            let reduced = backend(x)?.reduce(&x.data(), &self.dims, Reduce::LogSumExp, x.dtype());
+            let mut out = wrap(reduced?);
+            if self.keepdim {
+                out = out.fresh_with_shape(&keepdim_shape(&x.shape(), &self.dims));
+            }
+            return Ok(smallvec![out]);
+        }
+        // Complex, or empty.
         let out = composite(inputs, |p| {
             in_compute_dtype(&p[0], |x| {
                 if x.numel() == 0 {

@@ -403,7 +403,7 @@ fn lu_det<T: Field>(a: &Mat<T>) -> (Complex64, f64) {
         }
         swaps += len.saturating_sub(1);
     }
-    let mut sign = Complex64::new(if swaps % 2 == 0 { 1.0 } else { -1.0 }, 0.0);
+    let mut sign = Complex64::new(if swaps.is_multiple_of(2) { 1.0 } else { -1.0 }, 0.0);
     let mut logabs = 0.0f64;
     for i in 0..n {
         let d = u[(i, i)].to_c64();

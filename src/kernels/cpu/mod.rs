@@ -10,6 +10,7 @@ mod random;
 mod reduce;
 mod scan;
 mod scatter_reduce;
+mod softmax;
 pub(crate) mod sort;
 mod unary;
 mod unique;
@@ -117,8 +118,7 @@ impl Backend for Cpu {
         let shape = x.layout().shape.clone();
         Ok(crate::with_arith!(x.dtype(), "scatter", T => {
             let base = crate::kernels::gather_data::<T>(x);
-            let src = cast_data(src, x.dtype());
-            data_from(crate::kernels::index::scatter_into::<T>(base, &shape, dim, index, &src, accumulate)?, &shape)
+            data_from(crate::kernels::index::scatter_into::<T>(base, &shape, dim, index, src, accumulate)?, &shape)
         }))
     }
     fn index_select(
@@ -208,5 +208,13 @@ impl Backend for Cpu {
     }
     fn decompose(&self, inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
         decomp::decompose(inputs, kind)
+    }
+    fn softmax(&self, x: &Data, dim: usize, log: bool) -> Result<Data> {
+        crate::storage::ensure_allocatable(x.layout().numel(), x.dtype().itemsize())?;
+        softmax::softmax(x, dim, log)
+    }
+    fn softmax_backward(&self, grad: &Data, out: &Data, dim: usize, log: bool) -> Result<Data> {
+        crate::storage::ensure_allocatable(out.layout().numel(), out.dtype().itemsize())?;
+        softmax::softmax_backward(grad, out, dim, log)
     }
 }

@@ -3,11 +3,12 @@
 
 use crate::dtype::{DType, Element};
 use crate::error::Result;
-use crate::kernels::data_from;
 use crate::kernels::kinds::Reduce;
 use crate::kernels::reduce::{reduce_rows, reduced_shape};
 use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
-use crate::kernels::traits::Real;
+use crate::kernels::traits::{Arith, Real};
+use crate::kernels::vmath::logsumexp_row;
+use crate::kernels::{cast_data, data_from};
 use crate::storage::Data;
 
 pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
@@ -18,12 +19,11 @@ pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data
             let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().all(|&b| b));
             Ok(data_from(v, &out_shape))
         }
-        // In order, left to right, as torch's serial kernel: products are not associative
-        // in floating point, so a fixed order keeps results identical across threads.
         Reduce::Prod => Ok(crate::with_arith!(dtype, "prod", T => {
-            let v = reduce_rows::<T, T>(x, dims, |r| r.iter().fold(T::one(), |p, &v| p * v));
+            let v = reduce_rows::<T, T>(x, dims, product);
             data_from(v, &out_shape)
         })),
+        Reduce::LogSumExp => logsumexp(x, dims, dtype),
         // NaN wins, and a row of no elements gives zero.
         Reduce::Max | Reduce::Min => Ok(crate::with_real!(dtype, "max_all", T => {
             let v = reduce_rows::<T, T>(x, dims, |r| {
@@ -35,6 +35,26 @@ pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data
             });
             data_from(v, &out_shape)
         })),
+    }
+}
+
+fn logsumexp(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
+    let shape = reduced_shape(&x.layout().shape, dims);
+    match dtype {
+        DType::F32 => Ok(data_from(
+            reduce_rows::<f32, f32>(x, dims, logsumexp_row),
+            &shape,
+        )),
+        DType::F64 => Ok(data_from(
+            reduce_rows::<f64, f64>(x, dims, logsumexp_row),
+            &shape,
+        )),
+        // Computed in float32 (reduce_rows casts as it reads) and stored narrow.
+        DType::F16 | DType::BF16 => {
+            let wide = reduce_rows::<f32, f32>(x, dims, logsumexp_row);
+            Ok(cast_data(&data_from(wide, &shape), dtype))
+        }
+        d => Err(crate::dtype::unsupported("logsumexp", d)),
     }
 }
 
@@ -86,11 +106,29 @@ pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, 
     }))
 }
 
-/// The max (`MAX`) or min of a nonempty row, NaN winning: eight running extremes and a
+/// The product of a row in a fixed order (so identical for any thread count): element i
+/// goes to running product i % 32, and the 32 are folded in order with the tail after.
+/// Independent chains let the multiplies vectorize, as torch's vectorized product does;
+/// that many of them also keeps each short, so a long row of values below 1 in magnitude
+/// does not crawl through subnormal partial products (each costing ~100 cycles).
+fn product<T: Arith>(row: &[T]) -> T {
+    const LANES: usize = 32;
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    let mut lanes = [T::one(); LANES];
+    for chunk in chunks {
+        for (p, &v) in lanes.iter_mut().zip(chunk) {
+            *p = *p * v;
+        }
+    }
+    lanes.iter().chain(tail).fold(T::one(), |p, &v| p * v)
+}
+
+/// The max (`MAX`) or min of a nonempty row, NaN winning: 32 running extremes (independent chains) and a
 /// NaN flag in a loop without early exit or index, which the compiler vectorizes; the
 /// lanes and the tail are folded after. (`arg_extreme` serves when the position is needed.)
 fn extreme_value<T: Real, const MAX: bool>(row: &[T]) -> T {
-    const LANES: usize = 8;
+    const LANES: usize = 32;
     let better = |v: T, best: T| if MAX { v > best } else { v < best };
     let chunks = row.chunks_exact(LANES);
     let tail = chunks.remainder();

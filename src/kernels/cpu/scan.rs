@@ -1,10 +1,16 @@
 //! Inclusive scans along one dim on the CPU.
 
-use crate::dtype::DType;
+use std::mem::MaybeUninit;
+
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+use rayon::prelude::*;
+
+use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::Scan;
 use crate::kernels::traits::{Arith, Real};
-use crate::kernels::{cast_data, data_from, gather_data};
+use crate::kernels::{cast_data, contiguous_data, data_from, gather_data, on_pool, PARALLEL_GRAIN};
 use crate::storage::Data;
 
 /// The length of the scanned dim and how far apart its elements are in row-major order.
@@ -20,17 +26,17 @@ pub fn scan(x: &Data, dim: usize, op: Scan, dtype: DType) -> Result<Data> {
     let (len, inner) = line_geometry(x, dim);
     Ok(match op {
         Scan::Sum => crate::with_arith!(dtype, "cumsum_out_cpu", T => {
-            data_from(scan_lines::<T>(x, len, inner, |acc, v| acc + v), &shape)
+            data_from(scan_lines::<T>(x, len, inner, Element::zero(), |acc, v| acc + v), &shape)
         }),
         Scan::Prod => crate::with_arith!(dtype, "cumprod_out_cpu", T => {
-            data_from(scan_lines::<T>(x, len, inner, |acc, v| acc * v), &shape)
+            data_from(scan_lines::<T>(x, len, inner, Element::one(), |acc, v| acc * v), &shape)
         }),
         Scan::LogSumExp => {
             if !dtype.is_floating_point() {
                 return Err(crate::dtype::unsupported("logcumsumexp_out_cpu", dtype));
             }
             // In float64 for every floating dtype (half types would lose the running sum).
-            let lines = scan_lines::<f64>(x, len, inner, log_add_exp);
+            let lines = scan_lines::<f64>(x, len, inner, f64::NEG_INFINITY, log_add_exp);
             cast_data(&data_from(lines, &shape), dtype)
         }
         Scan::Max | Scan::Min => {
@@ -52,23 +58,133 @@ fn log_add_exp(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Every line of `len` elements, `inner` apart, scanned with `step(acc, v)` in place of
-/// a row-major copy of `x` (one pass, in order, so results do not depend on threads).
-fn scan_lines<T: Arith>(x: &Data, len: usize, inner: usize, step: impl Fn(T, T) -> T) -> Vec<T> {
-    let mut v = gather_data::<T>(x);
-    if len == 0 || inner == 0 {
-        return v;
+/// An element type and the type its running sums and products accumulate in: torch's
+/// CPU accumulation type (double for float, float for the half types, complex double for
+/// complex float), so a long float32 cumsum keeps counting past 2^24 as torch's does.
+trait ScanElem: Element {
+    type Acc: Arith;
+    fn widen(self) -> Self::Acc;
+    fn narrow(acc: Self::Acc) -> Self;
+}
+
+macro_rules! scan_in {
+    ($($t:ty => $acc:ty, $widen:expr, $narrow:expr;)*) => {$(
+        impl ScanElem for $t {
+            type Acc = $acc;
+            #[inline(always)]
+            fn widen(self) -> $acc { $widen(self) }
+            #[inline(always)]
+            fn narrow(acc: $acc) -> $t { $narrow(acc) }
+        }
+    )*};
+}
+scan_in! {
+    u8 => u8, |v| v, |a| a;
+    i32 => i32, |v| v, |a| a;
+    i64 => i64, |v| v, |a| a;
+    f64 => f64, |v| v, |a| a;
+    Complex64 => Complex64, |v| v, |a| a;
+    f32 => f64, f64::from, |a: f64| a as f32;
+    f16 => f32, f16::to_f32, f16::from_f32;
+    bf16 => f32, bf16::to_f32, bf16::from_f32;
+    Complex32 => Complex64, |v: Complex32| Complex64::new(v.re.into(), v.im.into()),
+        |a: Complex64| Complex32::new(a.re as f32, a.im as f32);
+}
+/// Rows scanned side by side when the scanned dim is the last one (independent chains
+/// hide the latency of each step).
+const ROWS_AT_ONCE: usize = 4;
+
+/// Every line of `len` elements, `inner` apart, scanned from `init` with `step(acc, v)`
+/// in the accumulation type, into a new row-major Vec. Each line runs in order, so a
+/// result does not depend on the thread count; blocks of whole lines are split over the
+/// pool.
+fn scan_lines<T: ScanElem>(
+    x: &Data,
+    len: usize,
+    inner: usize,
+    init: T::Acc,
+    step: impl Fn(T::Acc, T::Acc) -> T::Acc + Sync + Send,
+) -> Vec<T> {
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let src = unsafe { contiguous_data::<T>(x) };
+    let n = src.len();
+    let block = len * inner;
+    let mut out = Vec::with_capacity(n);
+    if block == 0 {
+        return out;
     }
-    for block in v.chunks_mut(len * inner) {
-        for k in 1..len {
-            let (done, rest) = block.split_at_mut(k * inner);
-            let prev = &done[(k - 1) * inner..];
-            for (cur, &p) in rest[..inner].iter_mut().zip(prev) {
-                *cur = step(p, *cur);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let scan = |s: &[T], d: &mut [MaybeUninit<T>]| match inner {
+        1 => scan_rows(s, d, len, init, &step),
+        _ => {
+            for (s, d) in s.chunks(block).zip(d.chunks_mut(block)) {
+                scan_columns(s, d, inner, init, &step);
+            }
+        }
+    };
+    // Tasks of whole blocks (for rows, whole groups of rows), about 64K elements each.
+    let per_task = block
+        * (1usize << 16)
+            .div_ceil(block)
+            .next_multiple_of(ROWS_AT_ONCE);
+    if n >= PARALLEL_GRAIN && n > per_task {
+        on_pool(|| {
+            src.par_chunks(per_task)
+                .zip(dst.par_chunks_mut(per_task))
+                .for_each(|(s, d)| scan(s, d))
+        });
+    } else {
+        scan(&src, dst);
+    }
+    // SAFETY: the scans wrote each of the n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// Contiguous lines of `len` (the last dim scanned), `ROWS_AT_ONCE` at a time.
+fn scan_rows<T: ScanElem>(
+    src: &[T],
+    dst: &mut [MaybeUninit<T>],
+    len: usize,
+    init: T::Acc,
+    step: &impl Fn(T::Acc, T::Acc) -> T::Acc,
+) {
+    let group = len * ROWS_AT_ONCE;
+    let mut groups = src.chunks_exact(group).zip(dst.chunks_exact_mut(group));
+    for (s, d) in &mut groups {
+        let mut acc = [init; ROWS_AT_ONCE];
+        for k in 0..len {
+            for (r, a) in acc.iter_mut().enumerate() {
+                *a = step(*a, s[r * len + k].widen());
+                d[r * len + k].write(T::narrow(*a));
             }
         }
     }
-    v
+    let rest = src.len() / group * group;
+    for (s, d) in src[rest..].chunks(len).zip(dst[rest..].chunks_mut(len)) {
+        let mut acc = init;
+        for (d, &v) in d.iter_mut().zip(s) {
+            acc = step(acc, v.widen());
+            d.write(T::narrow(acc));
+        }
+    }
+}
+
+/// One block of `len` rows of `inner` columns, scanned down the columns.
+fn scan_columns<T: ScanElem>(
+    src: &[T],
+    dst: &mut [MaybeUninit<T>],
+    inner: usize,
+    init: T::Acc,
+    step: &impl Fn(T::Acc, T::Acc) -> T::Acc,
+) {
+    let mut acc = vec![init; inner];
+    for (s, d) in src.chunks_exact(inner).zip(dst.chunks_exact_mut(inner)) {
+        for ((a, &v), d) in acc.iter_mut().zip(s).zip(d) {
+            *a = step(*a, v.widen());
+            d.write(T::narrow(*a));
+        }
+    }
 }
 
 /// cummax / cummin: the running extreme along `dim` and the index it came from.

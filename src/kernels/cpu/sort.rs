@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::kernels::kinds::SortKind;
 use crate::kernels::traits::Real;
-use crate::kernels::{data_from, gather_data, on_pool, PARALLEL_GRAIN};
+use crate::kernels::{contiguous_data, data_from, on_pool, PARALLEL_GRAIN};
 use crate::storage::Data;
 
 /// An order-preserving key: `a < b` (NaN largest, all NaNs equal, -0 == +0) exactly
@@ -58,30 +58,52 @@ const SMALL_TOPK_RATIO: usize = 16;
 
 /// The `out.len()` smallest entries of the line, ascending: the same entries a selection
 /// over the whole line picks, since entries are distinct.
+// `!(v <= w)` is meant: it holds for NaN, which must be looked at.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn smallest_entries<T: Real>(
     len: usize,
     at: impl Fn(usize) -> T,
     descending: bool,
     out: &mut [u128],
 ) {
+    const BLOCK: usize = 16;
     let k = out.len();
     let mut filled = 0;
     // The worst kept entry's key: an element whose key is not below it cannot enter (on
     // an equal key its later position loses), which one u64 comparison tells.
     let mut worst = u64::MAX;
-    for p in 0..len {
-        let v = at(p);
-        let sort_key = if descending { !key(v) } else { key(v) };
-        if filled == k && sort_key >= worst {
-            continue;
+    // Once the buffer is full, its worst value: a block of elements none of which beats
+    // it (in value order; an equal one loses on position, -0 ties +0) is skipped whole,
+    // with one branch. NaN compares false both ways, so a block holding one is looked at.
+    let mut worst_value: Option<T> = None;
+    for first in (0..len).step_by(BLOCK) {
+        let block = first..(first + BLOCK).min(len);
+        if let Some(w) = worst_value {
+            let may_enter = block.clone().fold(false, |any, p| {
+                let v = at(p);
+                any | if descending { !(v <= w) } else { !(v >= w) }
+            });
+            if !may_enter {
+                continue;
+            }
         }
-        let e = (u128::from(sort_key) << 64) | p as u128;
-        let end = if filled < k { filled } else { k - 1 };
-        let slot = out[..end].partition_point(|&x| x < e);
-        out.copy_within(slot..end, slot + 1);
-        out[slot] = e;
-        filled = (filled + 1).min(k);
-        worst = (out[k - 1] >> 64) as u64;
+        for p in block {
+            let v = at(p);
+            let sort_key = if descending { !key(v) } else { key(v) };
+            if filled == k && sort_key >= worst {
+                continue;
+            }
+            let e = (u128::from(sort_key) << 64) | p as u128;
+            let end = if filled < k { filled } else { k - 1 };
+            let slot = out[..end].partition_point(|&x| x < e);
+            out.copy_within(slot..end, slot + 1);
+            out[slot] = e;
+            filled = (filled + 1).min(k);
+            worst = (out[k - 1] >> 64) as u64;
+            if filled == k {
+                worst_value = Some(at(position(out[k - 1])));
+            }
+        }
     }
 }
 
@@ -106,7 +128,8 @@ pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         _ => {}
     }
     Ok(crate::with_real!(x.dtype(), "sort", T => {
-        let v = gather_data::<T>(x);
+        // SAFETY: read-only; dropped before returning; the outputs are fresh Vecs.
+        let v = unsafe { contiguous_data::<T>(x) };
         let lines = outer * inner;
         // picked[n * kept..][..kept]: what line n = (o, i) keeps, as sort entries.
         let mut picked = vec![0u128; lines * kept];
@@ -114,8 +137,13 @@ pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
             // The line's elements are line[k * inner]; a local copy of the slice (not a
             // capture by reference) lets the loops keep it in registers.
             let line = &v[(n / inner) * len * inner + n % inner..];
-            let at = move |k: usize| line[k * inner];
-            pick_line(len, at, kind, out, scratch);
+            if inner == 1 {
+                // Contiguous lines get their own copy of the loops, which vectorize.
+                let line = &line[..len];
+                pick_line(len, move |k: usize| line[k], kind, out, scratch);
+            } else {
+                pick_line(len, move |k: usize| line[k * inner], kind, out, scratch);
+            }
         };
         if kept > 0 {
             if lines > 1 && lines * len >= PARALLEL_GRAIN / 4 {

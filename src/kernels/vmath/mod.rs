@@ -35,6 +35,7 @@ mod pow;
 mod root;
 mod scalar;
 mod simd;
+mod softmax;
 #[cfg(test)]
 mod tests;
 mod trig;
@@ -49,6 +50,7 @@ pub use pow::{pow, pow_at, PowElem};
 pub use scalar::Libm;
 use simd::Fx;
 pub use simd::Real;
+pub use softmax::{logsumexp_row, softmax_backward_rows, softmax_rows};
 
 macro_rules! unary_table {
     ($($(#[$doc:meta])* $op:ident => $vector:path, $scalar:path;)*) => {

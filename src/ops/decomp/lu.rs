@@ -197,7 +197,13 @@ fn cofactors(a: &Tensor, det_a: &Tensor) -> Result<Tensor> {
     perm.extend([l, l + 2, l + 1, l + 3]);
     let minors = det(&permute(&both, &perm)?)?;
     let signs: Vec<f64> = (0..n * n)
-        .map(|k| if (k / n + k % n) % 2 == 0 { 1.0 } else { -1.0 })
+        .map(|k| {
+            if (k / n + k % n).is_multiple_of(2) {
+                1.0
+            } else {
+                -1.0
+            }
+        })
         .collect();
     let signs = to_dtype(&Tensor::from_vec(signs, &[n, n])?, a.dtype())?;
     mul(&minors, &signs)
