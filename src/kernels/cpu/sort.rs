@@ -58,51 +58,41 @@ const SMALL_TOPK_RATIO: usize = 16;
 
 /// The `out.len()` smallest entries of the line, ascending: the same entries a selection
 /// over the whole line picks, since entries are distinct.
-// `!(v <= w)` is meant: it holds for NaN, which must be looked at.
-#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn smallest_entries<T: Real>(
     len: usize,
     at: impl Fn(usize) -> T,
     descending: bool,
     out: &mut [u128],
 ) {
-    const BLOCK: usize = 16;
     let k = out.len();
     let mut filled = 0;
     // The worst kept entry's key: an element whose key is not below it cannot enter (on
     // an equal key its later position loses), which one u64 comparison tells.
     let mut worst = u64::MAX;
-    // Once the buffer is full, its worst value: a block of elements none of which beats
-    // it (in value order; an equal one loses on position, -0 ties +0) is skipped whole,
-    // with one branch. NaN compares false both ways, so a block holding one is looked at.
+    // Once the buffer is full, its worst value: an element that does not beat it (in
+    // value order; an equal one loses on position, -0 ties +0) is passed over after one
+    // float comparison, before its key is made. NaN compares false, so it goes on.
     let mut worst_value: Option<T> = None;
-    for first in (0..len).step_by(BLOCK) {
-        let block = first..(first + BLOCK).min(len);
+    for p in 0..len {
+        let v = at(p);
         if let Some(w) = worst_value {
-            let may_enter = block.clone().fold(false, |any, p| {
-                let v = at(p);
-                any | if descending { !(v <= w) } else { !(v >= w) }
-            });
-            if !may_enter {
+            if if descending { v <= w } else { v >= w } {
                 continue;
             }
         }
-        for p in block {
-            let v = at(p);
-            let sort_key = if descending { !key(v) } else { key(v) };
-            if filled == k && sort_key >= worst {
-                continue;
-            }
-            let e = (u128::from(sort_key) << 64) | p as u128;
-            let end = if filled < k { filled } else { k - 1 };
-            let slot = out[..end].partition_point(|&x| x < e);
-            out.copy_within(slot..end, slot + 1);
-            out[slot] = e;
-            filled = (filled + 1).min(k);
-            worst = (out[k - 1] >> 64) as u64;
-            if filled == k {
-                worst_value = Some(at(position(out[k - 1])));
-            }
+        let sort_key = if descending { !key(v) } else { key(v) };
+        if filled == k && sort_key >= worst {
+            continue;
+        }
+        let e = (u128::from(sort_key) << 64) | p as u128;
+        let end = if filled < k { filled } else { k - 1 };
+        let slot = out[..end].partition_point(|&x| x < e);
+        out.copy_within(slot..end, slot + 1);
+        out[slot] = e;
+        filled = (filled + 1).min(k);
+        worst = (out[k - 1] >> 64) as u64;
+        if filled == k {
+            worst_value = Some(at(position(out[k - 1])));
         }
     }
 }
