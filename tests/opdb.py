@@ -4281,6 +4281,129 @@ ISSUE11_DB += DECOMP_DB
 DECOMP_OPS = tuple(op.name for op in DECOMP_DB)
 
 
+# --- issue 11: linalg 2 ---
+# Solvers from a Cholesky factor and the matrix exponential (src/ops/decomp/
+# cholesky_solve.rs, matrix_exp.rs): cholesky_solve (CholeskySolveBackward0) and
+# cholesky_inverse (CholeskyInverseBackward0) read one triangle of the factor while
+# torch's rules treat it as the full matrix, so they are sampled as functions of x:
+# cholesky_solve through tril(x) / triu(x), cholesky_inverse through
+# linalg.cholesky(x xᴴ + nI) (LAPACK's potri reads only the real part of a complex
+# diagonal; a Cholesky factor's is real); linalg.matrix_exp / matrix_exp (LinalgMatrixExpBackward0)
+# is compared against a float64 Taylor series with scaling and squaring. Errors and the
+# exact references (eigendecomposition, nilpotent) are in tests/test_linalg_decomp2.py.
+
+
+def _factor(x, upper):
+    return x.triu() if upper else x.tril()
+
+
+def _np_from_factor(x, upper):
+    """L Lᴴ (lower) or Uᴴ U (upper) from the triangle that is read."""
+    t = np.triu(x) if upper else np.tril(x)
+    th = np.conj(np.swapaxes(t, -1, -2))
+    return th @ t if upper else t @ th
+
+
+def _cholesky_solve_samples(dtype):
+    wc = lambda *s: _well_conditioned(dtype, f"csolve{s}", *s)  # noqa: E731
+    make = Maker(dtype, "csolve_rhs")
+    return [
+        SampleInput((make(3, 2), wc(3, 3))),
+        SampleInput((make(3, 2), wc(3, 3)), {"upper": True}, desc="upper"),
+        SampleInput((make(2, 3, 1), wc(2, 3, 3)), desc="batched"),
+        SampleInput((make(2, 1, 3, 2), wc(4, 3, 3)), desc="broadcast batch"),
+        SampleInput((stepped(make(3, 2)), transposed(wc(3, 3))), desc="non-contiguous"),
+        SampleInput((np.zeros((0, 2), dtype), np.zeros((0, 0), dtype)), desc="zero-size"),
+        SampleInput((np.zeros((3, 0), dtype), wc(3, 3)), desc="no columns"),
+    ]
+
+
+def _np_cholesky_solve(b, x, upper=False):
+    a = _np_from_factor(x, upper)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if not (a.size and b.size):
+        return np.zeros(b.shape, b.dtype)
+    return np.linalg.solve(a, b).astype(b.dtype)
+
+
+def _cholesky_inverse_samples(dtype):
+    make = lambda *s: Maker(dtype, f"cinverse{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(3, 3),), {"upper": True}, desc="upper"),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((transposed(make(4, 4)),), {"upper": True}, desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_cholesky_inverse(x, upper=False):
+    a = _np_spd(x)
+    return (np.linalg.inv(a) if a.size else a.copy()).astype(x.dtype)
+
+
+def _cholesky_inverse_op(x, upper=False):
+    return torch.cholesky_inverse(torch.linalg.cholesky(_spd(x), upper=upper), upper=upper)
+
+
+def _matrix_exp_samples(dtype):
+    make = lambda *s: Maker(dtype, f"expm{s}")(*s)  # noqa: E731
+    spread = make(3, 3, 3) * np.array([0.01, 1.0, 4.0], dtype)[:, None, None]
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((spread,), desc="batch of small, medium, large norms"),
+        SampleInput((make(1, 1),), desc="1x1"),
+        SampleInput((transposed(make(4, 4)),), desc="transposed"),
+        SampleInput((make(2, 1, 2, 2) * 3,), desc="squared back"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_expm(a):
+    """exp(A) by a 30-term Taylor series of A / 2^s (|A / 2^s|_1 <= 1/2), squared s times,
+    in float64 / complex128."""
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64
+    x = np.asarray(a, wide)
+    if not x.size:
+        return np.asarray(a).copy()
+    norm = np.abs(x).sum(-2).max()
+    s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
+    x = x / 2.0**s
+    out = np.broadcast_to(np.eye(x.shape[-1], dtype=wide), x.shape).copy()
+    term = out.copy()
+    for k in range(1, 30):
+        term = term @ x / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out.astype(a.dtype)
+
+
+LINALG2_DB: list[OpInfo] = [
+    OpInfo("cholesky_solve",
+           lambda b, x, upper=False: torch.cholesky_solve(b, _factor(x, upper), upper=upper),
+           _np_cholesky_solve, _cholesky_solve_samples,
+           grad_fn_name="CholeskySolveBackward0", supports_complex=True,
+           needs=("cholesky_solve",)),
+    OpInfo("cholesky_inverse", _cholesky_inverse_op,
+           _np_cholesky_inverse, _cholesky_inverse_samples,
+           grad_fn_name="CholeskyInverseBackward0", supports_complex=True,
+           needs=("cholesky_inverse",)),
+    _linalg("matrix_exp", _linalg_late("matrix_exp"), _np_expm, _matrix_exp_samples,
+            "LinalgMatrixExpBackward0", supports_complex=True),
+    late_op("matrix_exp", _np_expm, _matrix_exp_samples, "LinalgMatrixExpBackward0",
+            supports_complex=True, needs=("matrix_exp",)),
+]
+ISSUE11_DB += LINALG2_DB
+
+#: The linalg 2 entries, which test_ops checks exist.
+LINALG2_OPS = tuple(op.name for op in LINALG2_DB)
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -4314,6 +4437,7 @@ ISSUE11_OPS = (
     *NORMS_OPS,
     *COMPLEX_OPS,
     *DECOMP_OPS,
+    *LINALG2_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

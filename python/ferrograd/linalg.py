@@ -24,6 +24,7 @@ __all__ = [
     "inv",
     "inv_ex",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "multi_dot",
     "norm",
@@ -124,6 +125,23 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 def svdvals(A, *, driver=None, out=None):
     return _tensor(A, "linalg_svdvals", "A", 1)._linalg_svdvals()
+
+
+def matrix_exp(A):
+    return _tensor(A, "linalg_matrix_exp", "input", 1).matrix_exp()
+
+
+def _matrix_exp(input):
+    return _tensor(input, "matrix_exp", "input", 1).matrix_exp()
+
+
+def _cholesky_solve(input, input2, upper=False, *, out=None):
+    _tensor(input2, "cholesky_solve", "input2", 2)
+    return _tensor(input, "cholesky_solve", "input", 1).cholesky_solve(input2, upper)
+
+
+def _cholesky_inverse(input, upper=False, *, out=None):
+    return _tensor(input, "cholesky_inverse", "input", 1).cholesky_inverse(upper)
 
 
 def _inverse(input, *, out=None):

@@ -111,4 +111,16 @@ impl PyTensor {
     ) -> Out {
         to_py(py, run(|| decomp::pinv(&self.t, atol, rtol, hermitian))?)
     }
+    #[pyo3(signature = (input2, upper=false))]
+    fn cholesky_solve(&self, py: Python<'_>, input2: &Obj<'_>, upper: bool) -> Out {
+        let l = extract_tensor(input2, "cholesky_solve(): argument 'input2' (position 1)")?;
+        to_py(py, run(|| decomp::cholesky_solve(&self.t, &l, upper))?)
+    }
+    #[pyo3(signature = (upper=false))]
+    fn cholesky_inverse(&self, py: Python<'_>, upper: bool) -> Out {
+        to_py(py, run(|| decomp::cholesky_inverse(&self.t, upper))?)
+    }
+    fn matrix_exp(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| decomp::matrix_exp(&self.t))?)
+    }
 }

@@ -1,0 +1,241 @@
+"""Issue 11, linalg 2 (src/ops/decomp/cholesky_solve.rs, matrix_exp.rs): cholesky_solve,
+cholesky_inverse and matrix_exp. Errors (torch's classes, messages and order of checks;
+a zero on a factor's diagonal is torch.linalg.LinAlgError naming the batch element),
+the broadcasting of cholesky_solve's batch dims, and matrix_exp against exact
+references: the eigendecomposition of a symmetric matrix, a nilpotent matrix (a finite
+series), a diagonal one and a float64 Taylor series for small norms.
+
+The error table is checked on torch 2.15 by running this file with torch's Python
+(`/root/torchvenv/bin/python tests/test_linalg_decomp2.py`: `ferrograd` is torch there).
+Names: l (3, 3) float64 lower-triangular factor, b (3, 2) float64, v (3,) float64,
+r (3, 4) float64, f (3, 3) float32, i (3, 3) int64, h (3, 3) float16, z a (3, 3, 3)
+float64 batch of identities whose element 1 has a zero at (3, 3).
+"""
+
+import math
+import sys
+
+if __name__ == "__main__":
+    import torch
+
+    sys.modules["ferrograd"] = torch
+
+import ferrograd as torch  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from error_table import check, run_on_torch  # noqa: E402
+from test_linalg_decomp import _np, _rand  # noqa: E402
+
+F64 = torch.float64
+_Z = np.stack([np.eye(3)] * 3)
+_Z[1, 2, 2] = 0.0
+NAMES = {
+    "torch": torch,
+    "l": torch.tensor([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [0.3, -0.2, 1.2]], dtype=F64),
+    "b": torch.ones(3, 2, dtype=F64),
+    "v": torch.ones(3, dtype=F64),
+    "r": torch.ones(3, 4, dtype=F64),
+    "f": torch.eye(3),
+    "i": torch.ones(3, 3, dtype=torch.int64),
+    "h": torch.ones(3, 3, dtype=torch.float16),
+    "z": torch.tensor(_Z, dtype=F64),
+}
+
+SINGULAR = (
+    "The diagonal element 3 is zero, the inversion could not be completed because the "
+    "input matrix is singular."
+)
+
+# (call, exception class, message); a message ending in "..." is compared as a prefix.
+CASES = [
+    # cholesky_solve(B, L): ranks, dtypes, squareness, sizes, batch broadcast, dtype support
+    ("torch.cholesky_solve(v, l)", RuntimeError,
+     "b should have at least 2 dimensions, but has 1 dimensions instead"),
+    ("torch.cholesky_solve(b, v)", RuntimeError,
+     "u should have at least 2 dimensions, but has 1 dimensions instead"),
+    ("torch.cholesky_solve(b, f)", RuntimeError,
+     "Expected b and A to have the same dtype, but found b of type Double and A of type "
+     "Float instead."),
+    ("torch.cholesky_solve(b, r)", RuntimeError,
+     "A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("torch.cholesky_solve(b.T, l)", RuntimeError,
+     "Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 but each b "
+     "matrix is 2 by 3"),
+    ("torch.cholesky_solve(torch.ones(2, 3, 2, dtype=torch.float64), z)", RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+     "dimension 0"),
+    ("torch.cholesky_solve(i, i)", NotImplementedError,
+     "\"cholesky_solve_cpu\" not implemented for 'Long'"),
+    ("torch.cholesky_solve(h, h)", NotImplementedError,
+     "\"cholesky_solve_cpu\" not implemented for 'Half'"),
+    ("torch.cholesky_solve(1, l)", TypeError,
+     "cholesky_solve(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.cholesky_solve(b, 1)", TypeError,
+     "cholesky_solve(): argument 'input2' (position 2) must be Tensor, not int"),
+    ("b.cholesky_solve(1)", TypeError,
+     "cholesky_solve(): argument 'input2' (position 1) must be Tensor, not int"),
+    # cholesky_inverse
+    ("torch.cholesky_inverse(v)", RuntimeError,
+     "cholesky_inverse: The input tensor A must have at least 2 dimensions."),
+    ("torch.cholesky_inverse(r)", RuntimeError,
+     "cholesky_inverse: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("torch.cholesky_inverse(i)", NotImplementedError,
+     "\"cholesky_inverse_out_cpu\" not implemented for 'Long'"),
+    ("torch.cholesky_inverse(h)", NotImplementedError,
+     "\"cholesky_inverse_out_cpu\" not implemented for 'Half'"),
+    ("torch.cholesky_inverse(z[1])", torch.linalg.LinAlgError, f"cholesky_inverse: {SINGULAR}"),
+    ("torch.cholesky_inverse(z)", torch.linalg.LinAlgError,
+     f"cholesky_inverse: (Batch element 1): {SINGULAR}"),
+    ("z.cholesky_inverse(upper=True)", torch.linalg.LinAlgError,
+     f"cholesky_inverse: (Batch element 1): {SINGULAR}"),
+    ("torch.cholesky_inverse(1)", TypeError,
+     "cholesky_inverse(): argument 'input' (position 1) must be Tensor, not int"),
+    # matrix_exp
+    ("torch.linalg.matrix_exp(v)", RuntimeError,
+     "linalg.matrix_exp: The input tensor A must have at least 2 dimensions."),
+    ("torch.linalg.matrix_exp(r)", RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("torch.matrix_exp(r)", RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("r.matrix_exp()", RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("torch.linalg.matrix_exp(i)", NotImplementedError,
+     "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Long"),
+    ("torch.linalg.matrix_exp(1)", TypeError,
+     "linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.matrix_exp(1)", TypeError,
+     "matrix_exp(): argument 'input' (position 1) must be Tensor, not int"),
+]
+
+
+@pytest.mark.parametrize("call, kind, message", CASES, ids=[c[0] for c in CASES])
+def test_error(call, kind, message):
+    check(NAMES, call, kind, message)
+
+
+def _factor(dtype, *shape, seed=0, upper=False):
+    """A Cholesky factor (real positive diagonal) of a well-conditioned matrix."""
+    x = _rand(*shape, dtype=dtype, seed=seed)
+    a = x @ np.conj(np.swapaxes(x, -1, -2)) + shape[-1] * np.eye(shape[-1])
+    low = np.linalg.cholesky(a).astype(dtype)
+    return (np.conj(np.swapaxes(low, -1, -2)) if upper else low), a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_reconstruct(dtype, upper):
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    f, a = _factor(dtype, 2, 4, 4, upper=upper)
+    b = _rand(2, 4, 3, dtype=dtype, seed=1)
+    x = torch.cholesky_solve(torch.tensor(b), torch.tensor(f), upper=upper)
+    np.testing.assert_allclose(a @ _np(x), b, rtol=tol, atol=tol)
+    inv = torch.cholesky_inverse(torch.tensor(f), upper=upper)
+    np.testing.assert_allclose(a @ _np(inv), np.broadcast_to(np.eye(4), a.shape), atol=tol)
+
+
+def test_cholesky_solve_broadcasts_batch_dims_of_different_ranks():
+    f, a = _factor(np.float64, 3, 3, 3)
+    b = _rand(2, 1, 3, 2, seed=2)
+    x = torch.cholesky_solve(torch.tensor(b), torch.tensor(f))
+    assert tuple(x.shape) == (2, 3, 3, 2)
+    np.testing.assert_allclose(_np(x), np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+    # the Tensor method, and the factor broadcast against B's batch
+    x = torch.tensor(b[0, 0]).cholesky_solve(torch.tensor(f))
+    np.testing.assert_allclose(_np(x), np.linalg.solve(a, b[0, 0]), rtol=1e-10)
+
+
+def test_cholesky_ops_read_one_triangle():
+    f, _ = _factor(np.float64, 3, 3)
+    noisy = f + np.triu(_rand(3, 3, seed=3), 1)  # the upper part is never read
+    b = torch.tensor(_rand(3, 2, seed=4))
+    np.testing.assert_allclose(
+        _np(torch.cholesky_solve(b, torch.tensor(noisy))),
+        _np(torch.cholesky_solve(b, torch.tensor(f))),
+    )
+    np.testing.assert_allclose(
+        _np(torch.cholesky_inverse(torch.tensor(noisy))),
+        _np(torch.cholesky_inverse(torch.tensor(f))),
+    )
+
+
+def test_cholesky_inverse_forward_ad_matches_finite_differences():
+    # torch 2.15's own forward AD of cholesky_inverse is wrong (run_opdb_on_torch's
+    # TORCH_GAPS); this pins the right tangent, -X dA X with dA = dL Lᴴ + L dLᴴ.
+    import ferrograd.autograd.forward_ad as fwAD
+
+    f, _ = _factor(np.float64, 3, 3, seed=5)
+    t = np.tril(_rand(3, 3, seed=6))
+    eps = 1e-6
+    plus = _np(torch.cholesky_inverse(torch.tensor(f + eps * t)))
+    minus = _np(torch.cholesky_inverse(torch.tensor(f - eps * t)))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.tensor(f), torch.tensor(t))
+        tangent = fwAD.unpack_dual(torch.cholesky_inverse(dual)).tangent
+    np.testing.assert_allclose(_np(tangent), (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matrix_exp_of_a_symmetric_matrix_by_its_eigendecomposition(dtype):
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    for scale in (0.1, 1.0, 5.0):
+        x = _rand(2, 4, 4, seed=7) * scale
+        s = (x + np.swapaxes(x, -1, -2)).astype(dtype)
+        w, v = np.linalg.eigh(s.astype(np.float64))
+        ref = (v * np.exp(w)[..., None, :]) @ np.swapaxes(v, -1, -2)
+        got = _np(torch.linalg.matrix_exp(torch.tensor(s)))
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+def test_matrix_exp_of_a_nilpotent_matrix_is_its_finite_series():
+    n = np.triu(_rand(5, 5, seed=8) * 40, 1)  # large entries: scaled and squared back
+    ref = sum(np.linalg.matrix_power(n, k) / math.factorial(k) for k in range(5))
+    got = _np(torch.matrix_exp(torch.tensor(n)))
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_matrix_exp_of_a_diagonal_and_a_small_complex_matrix(dtype):
+    tol = 1e-5 if dtype == np.complex64 else 1e-13
+    d = _rand(3, dtype=dtype, seed=9)
+    got = _np(torch.tensor(np.diag(d)).matrix_exp())
+    np.testing.assert_allclose(got, np.diag(np.exp(d)), rtol=tol, atol=tol)
+    a = _rand(3, 3, dtype=np.complex128, seed=10) * 0.05
+    series = sum(np.linalg.matrix_power(a, k) / math.factorial(k) for k in range(20))
+    got = _np(torch.linalg.matrix_exp(torch.tensor(a.astype(dtype))))
+    np.testing.assert_allclose(got, series, rtol=tol, atol=tol)
+
+
+def test_matrix_exp_identities():
+    # exp(A) exp(-A) = I, and exp(A + B) = exp(A) exp(B) for commuting A, B = 2A
+    a = torch.tensor(_rand(3, 3, seed=11) * 2)
+    e, e_neg = torch.linalg.matrix_exp(a), torch.linalg.matrix_exp(-a)
+    np.testing.assert_allclose(_np(e @ e_neg), np.eye(3), atol=1e-11)
+    np.testing.assert_allclose(
+        _np(torch.linalg.matrix_exp(3 * a)), _np(e @ torch.linalg.matrix_exp(2 * a)), rtol=1e-10
+    )
+
+
+def test_matrix_exp_half_precision_and_non_finite():
+    # float16 is computed in float32 and rounded (torch 2.15's own float16 / bfloat16
+    # matrix_exp overflows to inf even for this small matrix: not mirrored)
+    a = _rand(3, 3, seed=12) * 0.5
+    got = torch.linalg.matrix_exp(torch.tensor(a).to(torch.float16))
+    assert got.dtype == torch.float16
+    ref = _np(torch.linalg.matrix_exp(torch.tensor(a)))
+    np.testing.assert_allclose(_np(got.to(torch.float64)), ref, rtol=1e-2, atol=1e-2)
+    nan = torch.linalg.matrix_exp(torch.full((2, 2), float("nan")))
+    assert bool(torch.isnan(nan).all())
+
+
+def test_grad_fn_names():
+    l = NAMES["l"].clone().requires_grad_()
+    b = NAMES["b"].clone().requires_grad_()
+    assert torch.cholesky_solve(b, l).grad_fn.name() == "CholeskySolveBackward0"
+    assert torch.cholesky_inverse(l).grad_fn.name() == "CholeskyInverseBackward0"
+    assert torch.linalg.matrix_exp(l).grad_fn.name() == "LinalgMatrixExpBackward0"
+    assert torch.matrix_exp(l).grad_fn.name() == "LinalgMatrixExpBackward0"
+    assert l.matrix_exp().grad_fn.name() == "LinalgMatrixExpBackward0"
+
+
+if __name__ == "__main__":
+    run_on_torch(torch, NAMES, CASES)
