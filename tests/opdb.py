@@ -4398,6 +4398,63 @@ LINALG2_DB: list[OpInfo] = [
     late_op("matrix_exp", _np_expm, _matrix_exp_samples, "LinalgMatrixExpBackward0",
             supports_complex=True, needs=("matrix_exp",)),
 ]
+def _lstsq_samples(dtype):
+    """(a vector B: tests/test_linalg_decomp2.py, since torch's vmap reads it as a
+    matrix.)"""
+    make = lambda *s: Maker(dtype, f"lstsq{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(5, 3), make(5, 2))),
+        SampleInput((make(5, 3), make(5, 2)), {"driver": "gels"}, desc="gels"),
+        SampleInput((make(5, 3), make(5, 2)), {"driver": "gelsd"}, desc="gelsd"),
+        SampleInput((make(3, 5), make(3, 2)), {"driver": "gelss"}, desc="wide, gelss"),
+        SampleInput((make(2, 5, 3), make(2, 5, 2)), {"driver": "gelsd"}, desc="batched"),
+        SampleInput((make(2, 4, 3), make(1, 4, 2)), {"driver": "gels"}, desc="broadcast batch"),
+        SampleInput((transposed(make(5, 3)), stepped(make(5, 2))), {"rcond": 1e-3},
+                    desc="non-contiguous, rcond"),
+        SampleInput((np.zeros((0, 3), dtype), np.zeros((0, 2), dtype)), {"driver": "gelsd"},
+                    desc="zero-size"),
+    ]
+
+
+def _np_lstsq(a, b, rcond=None, driver=None):
+    """The minimum-norm solution and the outputs torch's CPU drivers fill."""
+    driver = driver or "gelsy"
+    real = np.abs(a).dtype
+    m, n = a.shape[-2:]
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    if rcond is None:
+        rcond = np.finfo(real).eps * max(m, n)
+    s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-2] + (0,), real)
+    if a.size:
+        keep = s > rcond * s[..., :1]
+        rank = keep.sum(-1).astype(np.int64)
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        sinv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
+        uhb = np.conj(np.swapaxes(u, -1, -2)) @ bm
+        x = np.conj(np.swapaxes(vh, -1, -2)) @ (sinv[..., None] * uhb)
+    else:
+        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        x, rank = np.zeros(batch + (n, bm.shape[-1]), a.dtype), np.zeros(a.shape[:-2], np.int64)
+    res = np.zeros((0,), real)
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank == n)):
+        res = (np.abs(a @ x - bm) ** 2).sum(-2).astype(real)
+    rank = np.zeros((0,), np.int64) if driver == "gels" else rank
+    s = s.astype(real) if driver in ("gelsd", "gelss") else np.zeros((0,), real)
+    return (x[..., 0] if vector else x).astype(a.dtype), res, rank, s
+
+
+def _lstsq_differentiable(a, b, **kwargs):
+    """(solution, residuals): rank and singular values are not differentiable (they are
+    compared in tests/test_linalg_decomp2.py)."""
+    return tuple(torch.linalg.lstsq(a, b, **kwargs))[:2]
+
+
+LINALG2_DB.append(
+    _linalg("lstsq", _lstsq_differentiable, lambda *a, **kw: _np_lstsq(*a, **kw)[:2],
+            _lstsq_samples, "LinalgLstsqBackward0", supports_complex=True)
+)
+
 ISSUE11_DB += LINALG2_DB
 
 #: The linalg 2 entries, which test_ops checks exist.

@@ -1,15 +1,17 @@
-"""Issue 11, linalg 2 (src/ops/decomp/cholesky_solve.rs, matrix_exp.rs): cholesky_solve,
-cholesky_inverse and matrix_exp. Errors (torch's classes, messages and order of checks;
-a zero on a factor's diagonal is torch.linalg.LinAlgError naming the batch element),
-the broadcasting of cholesky_solve's batch dims, and matrix_exp against exact
-references: the eigendecomposition of a symmetric matrix, a nilpotent matrix (a finite
-series), a diagonal one and a float64 Taylor series for small norms.
+"""Issue 11, linalg 2 (src/ops/decomp/cholesky_solve.rs, matrix_exp.rs, lstsq.rs):
+cholesky_solve, cholesky_inverse, matrix_exp and lstsq. Errors (torch's classes,
+messages and order of checks; a zero on a factor's diagonal is
+torch.linalg.LinAlgError naming the batch element), the broadcasting of cholesky_solve's
+batch dims, matrix_exp against exact references (the eigendecomposition of a symmetric
+matrix, a nilpotent matrix: a finite series, a diagonal one, a float64 Taylor series for
+small norms), and lstsq's outputs per driver against numpy's SVD.
 
 The error table is checked on torch 2.15 by running this file with torch's Python
 (`/root/torchvenv/bin/python tests/test_linalg_decomp2.py`: `ferrograd` is torch there).
 Names: l (3, 3) float64 lower-triangular factor, b (3, 2) float64, v (3,) float64,
-r (3, 4) float64, f (3, 3) float32, i (3, 3) int64, h (3, 3) float16, z a (3, 3, 3)
-float64 batch of identities whose element 1 has a zero at (3, 3).
+r (3, 4) float64, t (5, 3) float64, c (5, 2) float64, f (3, 3) float32, i (3, 3) int64,
+h (3, 3) float16, z a (3, 3, 3) float64 batch of identities whose element 1 has a zero
+at (3, 3).
 """
 
 import math
@@ -35,6 +37,8 @@ NAMES = {
     "b": torch.ones(3, 2, dtype=F64),
     "v": torch.ones(3, dtype=F64),
     "r": torch.ones(3, 4, dtype=F64),
+    "t": torch.ones(5, 3, dtype=F64),
+    "c": torch.ones(5, 2, dtype=F64),
     "f": torch.eye(3),
     "i": torch.ones(3, 3, dtype=torch.int64),
     "h": torch.ones(3, 3, dtype=torch.float16),
@@ -105,6 +109,37 @@ CASES = [
      "linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not int"),
     ("torch.matrix_exp(1)", TypeError,
      "matrix_exp(): argument 'input' (position 1) must be Tensor, not int"),
+    # lstsq
+    ("torch.linalg.lstsq(v, c.float())", RuntimeError,
+     "torch.linalg.lstsq: input must have at least 2 dimensions."),
+    ("torch.linalg.lstsq(t, c.float())", RuntimeError,
+     "torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+     "dtype Double and other's dtype Float"),
+    ("torch.linalg.lstsq(t, c.expand(3, 5, 2))", RuntimeError,
+     "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+     "(input.dim() - other.dim()) <= 1"),
+    ("torch.linalg.lstsq(t, c[:3])", RuntimeError,
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    ("torch.linalg.lstsq(t, v)", RuntimeError,
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-1)"),
+    ("torch.linalg.lstsq(t.expand(2, 5, 3), c)", RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (5) at non-singleton "
+     "dimension 0"),
+    ("torch.linalg.lstsq(t.expand(2, 5, 3), c.expand(3, 5, 2))", RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+     "dimension 0"),
+    ("torch.linalg.lstsq(t, c, driver='foo')", RuntimeError,
+     "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"),
+    ("torch.linalg.lstsq(t.long(), c.long())", RuntimeError,
+     "This function doesn't handle types other than float and double"),
+    ("torch.linalg.lstsq(t.half(), c.half())", RuntimeError,
+     "This function doesn't handle types other than float and double"),
+    ("torch.linalg.lstsq(1, c)", TypeError,
+     "linalg_lstsq(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.linalg.lstsq(t, 1)", TypeError,
+     "linalg_lstsq(): argument 'b' (position 2) must be Tensor, not int"),
+    ("torch.linalg.lstsq(t, c, 'gels')", TypeError,
+     "linalg_lstsq(): argument 'rcond' (position 3) must be float, not str"),
 ]
 
 
@@ -227,6 +262,78 @@ def test_matrix_exp_half_precision_and_non_finite():
     assert bool(torch.isnan(nan).all())
 
 
+def _lstsq_ref(a, b, rcond=None):
+    """Minimum-norm solution, rank and singular values from numpy's SVD."""
+    s = np.linalg.svd(a, compute_uv=False)
+    rcond = np.finfo(np.abs(a).dtype).eps * max(a.shape[-2:]) if rcond is None else rcond
+    return np.linalg.pinv(a, rcond=rcond) @ b, (s > rcond * s[..., :1]).sum(-1), s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_lstsq_outputs_per_driver(dtype):
+    a, b = _rand(2, 6, 4, dtype=dtype, seed=13), _rand(2, 6, 3, dtype=dtype, seed=14)
+    x_ref, rank_ref, s_ref = _lstsq_ref(a, b)
+    res_ref = (np.abs(a @ x_ref - b) ** 2).sum(-2)
+    for driver in (None, "gelsy", "gels", "gelsd", "gelss"):
+        out = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+        np.testing.assert_allclose(_np(out.solution), x_ref, rtol=1e-10, atol=1e-12)
+        if driver in (None, "gelsy"):
+            assert tuple(out.residuals.shape) == (0,)
+        else:
+            np.testing.assert_allclose(_np(out.residuals), res_ref, rtol=1e-10)
+        if driver == "gels":
+            assert tuple(out.rank.shape) == (0,)
+        else:
+            assert out.rank.tolist() == rank_ref.tolist()
+        if driver in ("gelsd", "gelss"):
+            np.testing.assert_allclose(_np(out.singular_values), s_ref, rtol=1e-10)
+        else:
+            assert tuple(out.singular_values.shape) == (0,)
+        assert out.rank.dtype == torch.int64
+        assert out.residuals.dtype == out.singular_values.dtype == F64
+
+
+def test_lstsq_rank_deficient_and_wide():
+    # rank 2 of 3: the minimum-norm solution, no residuals (not every matrix full rank)
+    a = _rand(6, 2, seed=15) @ _rand(2, 3, seed=16)
+    b = _rand(6, 2, seed=17)
+    out = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), rcond=1e-10, driver="gelsd")
+    x_ref, rank_ref, _ = _lstsq_ref(a, b, 1e-10)
+    assert int(out.rank) == int(rank_ref) == 2
+    np.testing.assert_allclose(_np(out.solution), x_ref, rtol=1e-8, atol=1e-10)
+    assert tuple(out.residuals.shape) == (0,)
+    # wide: the exact solution of least norm
+    a, b = _rand(3, 5, seed=18), _rand(3, 2, seed=19)
+    out = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver="gels")
+    np.testing.assert_allclose(a @ _np(out.solution), b, atol=1e-12)
+    np.testing.assert_allclose(_np(out.solution), np.linalg.pinv(a) @ b, atol=1e-12)
+
+
+def test_lstsq_vector_b_and_its_gradients():
+    a = torch.tensor(_rand(5, 3, seed=20)).requires_grad_()
+    b = torch.tensor(_rand(5, seed=21)).requires_grad_()
+    out = torch.linalg.lstsq(a, b, driver="gels")
+    assert tuple(out.solution.shape) == (3,) and tuple(out.residuals.shape) == (1,)
+    np.testing.assert_allclose(_np(out.solution), np.linalg.lstsq(_np(a), _np(b))[0])
+    assert out.solution.grad_fn.name() == "LinalgLstsqBackward0"
+    assert not out.singular_values.requires_grad
+    assert torch.autograd.gradcheck(
+        lambda a, b: tuple(torch.linalg.lstsq(a, b, driver="gels"))[:2], (a, b)
+    )
+    # batch of vectors: B (.., m) against A (.., m, n)
+    a2 = torch.tensor(_rand(2, 5, 3, seed=22))
+    b2 = torch.tensor(_rand(2, 5, seed=23))
+    x = torch.linalg.lstsq(a2, b2).solution
+    ref = np.linalg.pinv(_np(a2)) @ _np(b2)[..., None]
+    np.testing.assert_allclose(_np(x), ref[..., 0], rtol=1e-10)
+
+
+def test_lstsq_under_vmap_gives_empty_outputs_a_batch_dim():
+    a, b = torch.tensor(_rand(3, 5, 2, seed=24)), torch.tensor(_rand(3, 5, 2, seed=25))
+    out = torch.vmap(lambda a, b: tuple(torch.linalg.lstsq(a, b)))(a, b)
+    assert [tuple(t.shape) for t in out] == [(3, 2, 2), (3, 0), (3,), (3, 0)]
+
+
 def test_grad_fn_names():
     l = NAMES["l"].clone().requires_grad_()
     b = NAMES["b"].clone().requires_grad_()
@@ -235,6 +342,11 @@ def test_grad_fn_names():
     assert torch.linalg.matrix_exp(l).grad_fn.name() == "LinalgMatrixExpBackward0"
     assert torch.matrix_exp(l).grad_fn.name() == "LinalgMatrixExpBackward0"
     assert l.matrix_exp().grad_fn.name() == "LinalgMatrixExpBackward0"
+    t = NAMES["t"].clone().requires_grad_()
+    out = torch.linalg.lstsq(t, NAMES["c"], driver="gelsd")
+    assert out.solution.grad_fn.name() == "LinalgLstsqBackward0"
+    assert out.residuals.grad_fn.name() == "LinalgLstsqBackward0"
+    assert not out.rank.requires_grad and not out.singular_values.requires_grad
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and cross
 (LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
 (vector_norm, matrix_norm, norm: _norms.py). The decompositions and solvers (inv, det,
-slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms) are single nodes in
-the core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
+slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms, qr, eigh, svd, pinv,
+matrix_exp, lstsq; torch's cholesky_solve and cholesky_inverse) are single nodes in the
+core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
 failures raise."""
 
 from . import _C
@@ -23,6 +24,7 @@ __all__ = [
     "eigvalsh",
     "inv",
     "inv_ex",
+    "lstsq",
     "matmul",
     "matrix_exp",
     "matrix_norm",
@@ -52,6 +54,7 @@ _FIELDS.update({
     "linalg_eigh": ("eigenvalues", "eigenvectors"),
     "linalg_svd": ("U", "S", "Vh"),
     "linalg_qr": ("Q", "R"),
+    "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
 })
 
 
@@ -125,6 +128,19 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 def svdvals(A, *, driver=None, out=None):
     return _tensor(A, "linalg_svdvals", "A", 1)._linalg_svdvals()
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    A = _tensor(A, "linalg_lstsq", "input", 1)
+    _tensor(B, "linalg_lstsq", "b", 2)
+    if rcond is not None:
+        if isinstance(rcond, bool) or not isinstance(rcond, (int, float)):
+            raise TypeError(
+                "linalg_lstsq(): argument 'rcond' (position 3) must be float, not "
+                f"{type(rcond).__name__}"
+            )
+        rcond = float(rcond)
+    return return_types.linalg_lstsq(*A._linalg_lstsq(B, rcond, driver))
 
 
 def matrix_exp(A):

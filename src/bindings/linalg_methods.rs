@@ -123,4 +123,18 @@ impl PyTensor {
     fn matrix_exp(&self, py: Python<'_>) -> Out {
         to_py(py, run(|| decomp::matrix_exp(&self.t))?)
     }
+    /// `(solution, residuals, rank, singular_values)` as a plain tuple
+    /// (python/ferrograd/linalg.py names it).
+    #[pyo3(signature = (b, rcond=None, driver=None))]
+    fn _linalg_lstsq(
+        &self,
+        py: Python<'_>,
+        b: &Obj<'_>,
+        rcond: Option<f64>,
+        driver: Option<&str>,
+    ) -> Out {
+        let b = extract_tensor(b, "linalg_lstsq(): argument 'b' (position 2)")?;
+        let (x, res, rank, s) = run(|| decomp::lstsq(&self.t, &b, rcond, driver))?;
+        tuple_of(py, vec![x, res, rank, s])
+    }
 }

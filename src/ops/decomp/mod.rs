@@ -15,6 +15,7 @@
 
 pub mod cholesky;
 pub mod cholesky_solve;
+pub mod lstsq;
 pub mod lu;
 pub mod matrix_exp;
 pub mod pinv;
@@ -39,6 +40,7 @@ use crate::tensor::Tensor;
 
 pub use cholesky::{cholesky, cholesky_ex};
 pub use cholesky_solve::{cholesky_inverse, cholesky_solve};
+pub use lstsq::lstsq;
 pub use lu::{det, inv, inv_ex, logdet, slogdet, solve, solve_ex};
 pub use matrix_exp::matrix_exp;
 pub use pinv::pinv;
