@@ -4455,6 +4455,50 @@ LINALG2_DB.append(
             _lstsq_samples, "LinalgLstsqBackward0", supports_complex=True)
 )
 
+def _eig_samples(dtype):
+    make = lambda *s: Maker(dtype, f"eig{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((make(1, 1),), desc="1x1"),
+        SampleInput((transposed(make(4, 4)),), desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _eig_order(w):
+    """An order of the eigenvalues that conjugate pairs do not tie in."""
+    return np.argsort(w.real + 0.1 * w.imag, axis=-1)
+
+
+def _np_eig(a):
+    cplx = np.result_type(a.dtype, np.complex64)
+    real = np.abs(np.zeros((), cplx)).dtype
+    if not a.size:
+        return np.zeros(a.shape[:-1], cplx), np.zeros(a.shape, real)
+    w, v = np.linalg.eig(a)
+    order = _eig_order(w)
+    w = np.take_along_axis(w, order, -1)
+    v = np.take_along_axis(np.abs(v), order[..., None, :], -1)
+    return w.astype(cplx), v.astype(real)
+
+
+def _eig_gauge_free(a):
+    """(eigenvalues, |eigenvectors|), sorted as _eig_order sorts them (so the outputs'
+    grad_fn is the sort's gather: tests/test_linalg_decomp2.py pins LinalgEigBackward0)."""
+    w, v = torch.linalg.eig(a)
+    order = (w.real + 0.1 * w.imag).argsort(dim=-1)
+    index = order.unsqueeze(-2).expand(*v.shape)
+    return w.gather(-1, order), v.abs().gather(-1, index)
+
+
+LINALG2_DB += [
+    _linalg("eig", _eig_gauge_free, _np_eig, _eig_samples, "GatherBackward0",
+            supports_complex=True),
+    _linalg("eigvals", lambda a: _eig_gauge_free(a)[0], lambda a: _np_eig(a)[0],
+            _eig_samples, "GatherBackward0", supports_complex=True),
+]
 ISSUE11_DB += LINALG2_DB
 
 #: The linalg 2 entries, which test_ops checks exist.

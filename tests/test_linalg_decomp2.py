@@ -1,10 +1,11 @@
 """Issue 11, linalg 2 (src/ops/decomp/cholesky_solve.rs, matrix_exp.rs, lstsq.rs):
-cholesky_solve, cholesky_inverse, matrix_exp and lstsq. Errors (torch's classes,
+cholesky_solve, cholesky_inverse, matrix_exp, lstsq and eig / eigvals. Errors (torch's classes,
 messages and order of checks; a zero on a factor's diagonal is
 torch.linalg.LinAlgError naming the batch element), the broadcasting of cholesky_solve's
 batch dims, matrix_exp against exact references (the eigendecomposition of a symmetric
 matrix, a nilpotent matrix: a finite series, a diagonal one, a float64 Taylor series for
-small norms), and lstsq's outputs per driver against numpy's SVD.
+small norms), lstsq's outputs per driver against numpy's SVD, and eig's LAPACK
+conventions (unit columns, complex ones with a real largest component).
 
 The error table is checked on torch 2.15 by running this file with torch's Python
 (`/root/torchvenv/bin/python tests/test_linalg_decomp2.py`: `ferrograd` is torch there).
@@ -140,6 +141,30 @@ CASES = [
      "linalg_lstsq(): argument 'b' (position 2) must be Tensor, not int"),
     ("torch.linalg.lstsq(t, c, 'gels')", TypeError,
      "linalg_lstsq(): argument 'rcond' (position 3) must be float, not str"),
+    # eig, eigvals
+    ("torch.linalg.eig(v)", RuntimeError,
+     "linalg.eig: The input tensor A must have at least 2 dimensions."),
+    ("torch.linalg.eig(r)", RuntimeError,
+     "linalg.eig: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("torch.linalg.eigvals(v)", RuntimeError,
+     "linalg.eigvals: The input tensor A must have at least 2 dimensions."),
+    ("torch.linalg.eig(i)", RuntimeError, "Unknown Complex ScalarType for Long"),
+    ("torch.linalg.eigvals(i)", RuntimeError, "Unknown Complex ScalarType for Long"),
+    ("torch.linalg.eig(h)", NotImplementedError,
+     "\"linalg_eig_out_cpu\" not implemented for 'Half'"),
+    ("torch.linalg.eig(torch.full((2, 2), float('nan')))", RuntimeError,
+     "torch.linalg.eig: input tensor should not contain infs or NaNs."),
+    ("torch.linalg.eig(torch.stack([l, l * float('inf')]))", RuntimeError,
+     "torch.linalg.eig: input tensor should not contain infs or NaNs."),
+    ("torch.linalg.eig(1)", TypeError,
+     "linalg_eig(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.linalg.eigvals(1)", TypeError,
+     "linalg_eigvals(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.linalg.eig(torch.tensor([[0.0, -2.0], [2.0, 1.0]], requires_grad=True))[1]"
+     ".real.sum().backward()", RuntimeError,
+     "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+     "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+     "so it is ill-defined."),
 ]
 
 
@@ -334,6 +359,42 @@ def test_lstsq_under_vmap_gives_empty_outputs_a_batch_dim():
     assert [tuple(t.shape) for t in out] == [(3, 2, 2), (3, 0), (3,), (3, 0)]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_eig_reconstructs_and_is_normalized_as_lapack(dtype):
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-11
+    a = _rand(2, 5, 5, dtype=dtype, seed=26)
+    w, v = torch.linalg.eig(torch.tensor(a))
+    cplx = np.result_type(dtype, np.complex64)
+    assert w.dtype == v.dtype == getattr(torch, np.dtype(cplx).name)
+    w, v = _np(w), _np(v)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * 10)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=tol)
+    # the largest component of a complex eigenvector is real (positive for complex A)
+    big = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)[..., 0, :]
+    complex_vector = (np.abs(w.imag) > 0) | (np.dtype(dtype).kind == "c")
+    np.testing.assert_allclose(np.where(complex_vector, big.imag, 0), 0, atol=tol)
+    if np.dtype(dtype).kind == "c":
+        assert np.all(big.real > 0)
+    # the eigenvalues as numpy's, as sets
+    ref = np.linalg.eigvals(a.astype(np.complex128))
+    key = lambda x: np.sort_complex(np.round(x, 3))  # noqa: E731
+    np.testing.assert_allclose(key(w), key(ref), atol=2e-3)
+    np.testing.assert_allclose(
+        _np(torch.linalg.eigvals(torch.tensor(a))), w, rtol=tol, atol=tol
+    )
+
+
+def test_eig_of_a_real_matrix_pairs_conjugates():
+    a = np.array([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
+    w, v = torch.linalg.eig(torch.tensor(a))
+    w = _np(w)
+    np.testing.assert_allclose(np.sort_complex(w), [-2j, 2j, 3], atol=1e-12)
+    # gauge-invariant backward: the eigenvalues' sum is the trace
+    x = torch.tensor(_rand(4, 4, seed=27)).requires_grad_()
+    torch.linalg.eigvals(x).real.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), np.eye(4), atol=1e-10)
+
+
 def test_grad_fn_names():
     l = NAMES["l"].clone().requires_grad_()
     b = NAMES["b"].clone().requires_grad_()
@@ -347,6 +408,9 @@ def test_grad_fn_names():
     assert out.solution.grad_fn.name() == "LinalgLstsqBackward0"
     assert out.residuals.grad_fn.name() == "LinalgLstsqBackward0"
     assert not out.rank.requires_grad and not out.singular_values.requires_grad
+    w, v = torch.linalg.eig(t[:3])
+    assert w.grad_fn.name() == v.grad_fn.name() == "LinalgEigBackward0"
+    assert torch.linalg.eigvals(t[:3]).grad_fn.name() == "LinalgEigBackward0"
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and c
 (LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
 (vector_norm, matrix_norm, norm: _norms.py). The decompositions and solvers (inv, det,
 slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms, qr, eigh, svd, pinv,
-matrix_exp, lstsq; torch's cholesky_solve and cholesky_inverse) are single nodes in the
+matrix_exp, lstsq, eig; torch's cholesky_solve and cholesky_inverse) are single nodes in the
 core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
 failures raise."""
 
@@ -20,7 +20,9 @@ __all__ = [
     "cholesky_ex",
     "cross",
     "det",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "inv_ex",
@@ -55,6 +57,7 @@ _FIELDS.update({
     "linalg_svd": ("U", "S", "Vh"),
     "linalg_qr": ("Q", "R"),
     "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"),
 })
 
 
@@ -112,6 +115,14 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 def qr(A, mode="reduced", *, out=None):
     return _tensor(A, "linalg_qr", "A", 1)._linalg_qr(mode)
+
+
+def eig(A, *, out=None):
+    return _tensor(A, "linalg_eig", "input", 1)._linalg_eig()
+
+
+def eigvals(A, *, out=None):
+    return _tensor(A, "linalg_eigvals", "input", 1)._linalg_eigvals()
 
 
 def eigh(A, UPLO="L", *, out=None):

@@ -137,4 +137,11 @@ impl PyTensor {
         let (x, res, rank, s) = run(|| decomp::lstsq(&self.t, &b, rcond, driver))?;
         tuple_of(py, vec![x, res, rank, s])
     }
+    fn _linalg_eig(&self, py: Python<'_>) -> Out {
+        let (w, v) = run(|| decomp::eig(&self.t))?;
+        values_indices(py, "linalg_eig", w, v)
+    }
+    fn _linalg_eigvals(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| decomp::eigvals(&self.t))?)
+    }
 }

@@ -471,4 +471,8 @@ pub enum Decomp {
     /// `[A (.., m, n)] -> [Q, R]` with LAPACK's conventions (R's diagonal real):
     /// Q `(m, m)` and R `(m, n)` when `complete`, else `(m, k)` and `(k, n)`.
     Qr { complete: bool },
+    /// `[A (.., n, n)] -> [eigenvalues, eigenvectors (columns)]`, both complex (of A's
+    /// precision), in LAPACK geev's conventions: unit 2-norm columns, a complex one
+    /// turned so that its largest component is real and positive.
+    Eig,
 }
