@@ -4499,6 +4499,38 @@ LINALG2_DB += [
     _linalg("eigvals", lambda a: _eig_gauge_free(a)[0], lambda a: _np_eig(a)[0],
             _eig_samples, "GatherBackward0", supports_complex=True),
 ]
+def _householder_samples(dtype):
+    make = lambda *s: Maker(dtype, f"householder{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(4, 3), make(2))),
+        SampleInput((make(4, 3), make(3)), desc="k = n"),
+        SampleInput((make(2, 4, 3), make(2, 3)), desc="batched"),
+        SampleInput((make(3, 3), make(3)), desc="square"),
+        SampleInput((transposed(make(5, 3)), stepped(make(3))), desc="non-contiguous"),
+        SampleInput((make(4, 2), np.zeros((0,), dtype)), desc="no reflectors"),
+        SampleInput((np.zeros((0, 0), dtype), np.zeros((0,), dtype)), desc="zero-size"),
+    ]
+
+
+def _np_householder(a, tau):
+    """H_1 ⋯ H_k applied to the first n columns of the identity."""
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    v = np.tril(a, -1) + np.eye(m, n, dtype=a.dtype)
+    q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+    for i in reversed(range(k)):
+        vi = v[..., :, i : i + 1]
+        w = np.conj(np.swapaxes(vi, -1, -2)) @ q
+        q = q - tau[..., i, None, None] * (vi @ w)
+    return q
+
+
+LINALG2_DB += [
+    _linalg("householder_product", _linalg_late("householder_product"), _np_householder,
+            _householder_samples, "LinalgHouseholderProductBackward0", supports_complex=True),
+    late_op("orgqr", _np_householder, _householder_samples,
+            "LinalgHouseholderProductBackward0", supports_complex=True, needs=("orgqr",)),
+]
 ISSUE11_DB += LINALG2_DB
 
 #: The linalg 2 entries, which test_ops checks exist.

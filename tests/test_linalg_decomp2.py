@@ -1,11 +1,13 @@
 """Issue 11, linalg 2 (src/ops/decomp/cholesky_solve.rs, matrix_exp.rs, lstsq.rs):
-cholesky_solve, cholesky_inverse, matrix_exp, lstsq and eig / eigvals. Errors (torch's classes,
+cholesky_solve, cholesky_inverse, matrix_exp, lstsq, eig / eigvals and householder_product /
+orgqr. Errors (torch's classes,
 messages and order of checks; a zero on a factor's diagonal is
 torch.linalg.LinAlgError naming the batch element), the broadcasting of cholesky_solve's
 batch dims, matrix_exp against exact references (the eigendecomposition of a symmetric
 matrix, a nilpotent matrix: a finite series, a diagonal one, a float64 Taylor series for
 small norms), lstsq's outputs per driver against numpy's SVD, and eig's LAPACK
-conventions (unit columns, complex ones with a real largest component).
+conventions (unit columns, complex ones with a real largest component), and
+householder_product of numpy's geqrf reflectors (qr mode='raw') against numpy's Q.
 
 The error table is checked on torch 2.15 by running this file with torch's Python
 (`/root/torchvenv/bin/python tests/test_linalg_decomp2.py`: `ferrograd` is torch there).
@@ -165,6 +167,37 @@ CASES = [
      "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
      "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
      "so it is ill-defined."),
+    # householder_product, orgqr
+    ("torch.linalg.householder_product(v, v[:2])", RuntimeError,
+     "torch.linalg.householder_product: input must have at least 2 dimensions."),
+    ("torch.linalg.householder_product(t.T, v[:2])", RuntimeError,
+     "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+     "input.shape[-1]"),
+    ("torch.linalg.householder_product(t, torch.ones(4, dtype=torch.float64))", RuntimeError,
+     "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+     "tau.shape[-1]"),
+    ("torch.linalg.householder_product(t, v[None, :2])", RuntimeError,
+     "torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+     "but got tau.ndim equal to 2 and input.ndim is equal to 2"),
+    ("torch.linalg.householder_product(t.expand(2, 5, 3), v[:2].expand(3, 2))", RuntimeError,
+     "torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+     "input.shape[:-2], but got [3]"),
+    ("torch.linalg.householder_product(t, v[:2].float())", RuntimeError,
+     "torch.linalg.householder_product: tau dtype Float does not match input dtype Double"),
+    ("torch.linalg.householder_product(t.long(), v[:2].long())", NotImplementedError,
+     "\"orgqr_cpu\" not implemented for 'Long'"),
+    ("torch.linalg.householder_product(t.half(), v[:2].half())", NotImplementedError,
+     "\"orgqr_cpu\" not implemented for 'Half'"),
+    ("torch.linalg.householder_product(t, v[0])", IndexError,
+     "Dimension specified as -1 but tensor has no dimensions"),
+    ("torch.linalg.householder_product(1, v)", TypeError,
+     "linalg_householder_product(): argument 'input' (position 1) must be Tensor, not int"),
+    ("torch.linalg.householder_product(t, 1)", TypeError,
+     "linalg_householder_product(): argument 'tau' (position 2) must be Tensor, not int"),
+    ("torch.orgqr(1, v)", TypeError,
+     "orgqr(): argument 'input' (position 1) must be Tensor, not int"),
+    ("t.orgqr(1)", TypeError,
+     "orgqr(): argument 'input2' (position 1) must be Tensor, not int"),
 ]
 
 
@@ -395,6 +428,26 @@ def test_eig_of_a_real_matrix_pairs_conjugates():
     np.testing.assert_allclose(_np(x.grad), np.eye(4), atol=1e-10)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_householder_product_of_lapack_reflectors_is_q(dtype):
+    tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    a = _rand(6, 4, dtype=np.complex128 if np.dtype(dtype).kind == "c" else np.float64,
+              seed=28)
+    h, tau = np.linalg.qr(a, mode="raw")  # geqrf's reflectors (transposed) and tau
+    q = np.linalg.qr(a)[0]
+    got = torch.linalg.householder_product(
+        torch.tensor(h.T.astype(dtype)), torch.tensor(tau.astype(dtype))
+    )
+    np.testing.assert_allclose(_np(got), q, rtol=tol, atol=tol)
+    np.testing.assert_allclose(_np(torch.orgqr(torch.tensor(h.T), torch.tensor(tau))), q.astype(
+        np.complex128 if np.dtype(dtype).kind == "c" else np.float64), atol=1e-12)
+    # only the part below the diagonal is read
+    noisy = h.T + np.triu(_rand(6, 4, seed=29))
+    np.testing.assert_allclose(
+        _np(torch.tensor(noisy).orgqr(torch.tensor(tau))), _np(torch.orgqr(
+            torch.tensor(h.T), torch.tensor(tau))), atol=1e-12)
+
+
 def test_grad_fn_names():
     l = NAMES["l"].clone().requires_grad_()
     b = NAMES["b"].clone().requires_grad_()
@@ -411,6 +464,10 @@ def test_grad_fn_names():
     w, v = torch.linalg.eig(t[:3])
     assert w.grad_fn.name() == v.grad_fn.name() == "LinalgEigBackward0"
     assert torch.linalg.eigvals(t[:3]).grad_fn.name() == "LinalgEigBackward0"
+    tau = torch.ones(2, dtype=F64)
+    name = "LinalgHouseholderProductBackward0"
+    assert torch.linalg.householder_product(t, tau).grad_fn.name() == name
+    assert torch.orgqr(t, tau).grad_fn.name() == t.orgqr(tau).grad_fn.name() == name
 
 
 if __name__ == "__main__":

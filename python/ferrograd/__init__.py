@@ -98,6 +98,7 @@ from .linalg import _slogdet as slogdet
 from .linalg import _cholesky_inverse as cholesky_inverse
 from .linalg import _cholesky_solve as cholesky_solve
 from .linalg import _matrix_exp as matrix_exp
+from .linalg import _orgqr as orgqr
 from . import special
 from . import utils
 
@@ -200,6 +201,7 @@ __all__ = [
     "cholesky_inverse",
     "cholesky_solve",
     "matrix_exp",
+    "orgqr",
     *_functional_all,
     *_composite_all,
     *_random_all,

@@ -3,9 +3,9 @@ CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and c
 (LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
 (vector_norm, matrix_norm, norm: _norms.py). The decompositions and solvers (inv, det,
 slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms, qr, eigh, svd, pinv,
-matrix_exp, lstsq, eig; torch's cholesky_solve and cholesky_inverse) are single nodes in the
-core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
-failures raise."""
+matrix_exp, lstsq, eig, householder_product; torch's cholesky_solve, cholesky_inverse and
+orgqr) are single nodes in the core (src/ops/decomp/); ``LinAlgError`` is the
+RuntimeError subclass their numerical failures raise."""
 
 from . import _C
 from ._composite import _shape
@@ -24,6 +24,7 @@ __all__ = [
     "eigh",
     "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
     "lstsq",
@@ -152,6 +153,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
             )
         rcond = float(rcond)
     return return_types.linalg_lstsq(*A._linalg_lstsq(B, rcond, driver))
+
+
+def householder_product(A, tau, *, out=None):
+    _tensor(tau, "linalg_householder_product", "tau", 2)
+    return _tensor(A, "linalg_householder_product", "input", 1).orgqr(tau)
+
+
+def _orgqr(input, input2):
+    _tensor(input2, "orgqr", "input2", 2)
+    return _tensor(input, "orgqr", "input", 1).orgqr(input2)
 
 
 def matrix_exp(A):

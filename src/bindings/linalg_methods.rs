@@ -144,4 +144,8 @@ impl PyTensor {
     fn _linalg_eigvals(&self, py: Python<'_>) -> Out {
         to_py(py, run(|| decomp::eigvals(&self.t))?)
     }
+    fn orgqr(&self, py: Python<'_>, input2: &Obj<'_>) -> Out {
+        let tau = extract_tensor(input2, "orgqr(): argument 'input2' (position 1)")?;
+        to_py(py, run(|| decomp::householder_product(&self.t, &tau))?)
+    }
 }

@@ -16,6 +16,7 @@
 pub mod cholesky;
 pub mod cholesky_solve;
 pub mod eig;
+pub mod householder;
 pub mod lstsq;
 pub mod lu;
 pub mod matrix_exp;
@@ -42,6 +43,7 @@ use crate::tensor::Tensor;
 pub use cholesky::{cholesky, cholesky_ex};
 pub use cholesky_solve::{cholesky_inverse, cholesky_solve};
 pub use eig::{eig, eigvals};
+pub use householder::householder_product;
 pub use lstsq::lstsq;
 pub use lu::{det, inv, inv_ex, logdet, slogdet, solve, solve_ex};
 pub use matrix_exp::matrix_exp;
