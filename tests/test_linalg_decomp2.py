@@ -420,8 +420,15 @@ def test_eig_reconstructs_and_is_normalized_as_lapack(dtype):
 def test_eig_of_a_real_matrix_pairs_conjugates():
     a = np.array([[0.0, -2.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
     w, v = torch.linalg.eig(torch.tensor(a))
-    w = _np(w)
+    w, v = _np(w), _np(v)
     np.testing.assert_allclose(np.sort_complex(w), [-2j, 2j, 3], atol=1e-12)
+    # a real matrix's complex pairs come with conjugate eigenvectors (geev's pairing)
+    a = _rand(6, 6, seed=30)
+    w, v = (_np(t) for t in torch.linalg.eig(torch.tensor(a)))
+    for j in np.flatnonzero(w.imag > 0):
+        partner = np.flatnonzero(np.isclose(w, np.conj(w[j]), atol=1e-10))
+        assert len(partner) == 1
+        np.testing.assert_allclose(v[:, partner[0]], np.conj(v[:, j]), atol=1e-12)
     # gauge-invariant backward: the eigenvalues' sum is the trace
     x = torch.tensor(_rand(4, 4, seed=27)).requires_grad_()
     torch.linalg.eigvals(x).real.sum().backward()

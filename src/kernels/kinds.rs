@@ -473,6 +473,7 @@ pub enum Decomp {
     Qr { complete: bool },
     /// `[A (.., n, n)] -> [eigenvalues, eigenvectors (columns)]`, both complex (of A's
     /// precision), in LAPACK geev's conventions: unit 2-norm columns, a complex one
-    /// turned so that its largest component is real and positive.
+    /// turned so that its largest component is real (positive for a complex A, with the
+    /// sign of its real part for a real A's complex pair).
     Eig,
 }

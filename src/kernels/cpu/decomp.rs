@@ -395,14 +395,24 @@ fn eig<T: Field>(av: &[T], batch: usize, n: usize, bshape: &[usize]) -> Result<V
             for c in 0..n {
                 let norm = (0..n).map(|r| u[(r, c)].norm_sqr()).sum::<f64>().sqrt();
                 let scale = if norm > 0.0 { 1.0 / norm } else { 1.0 };
-                // A complex vector is turned so that its largest component is real.
+                // A complex vector is turned so that its largest component (the first of
+                // the largest) is real: positive (zgeev), or with the sign of its real part
+                // for a real A's complex pair (dgeev's rotation, dlartg).
                 let turn = if T::DTYPE.is_complex() || w[c].im != 0.0 {
-                    let k = (0..n)
-                        .max_by(|&x, &y| u[(x, c)].norm_sqr().total_cmp(&u[(y, c)].norm_sqr()))
-                        .unwrap_or(0);
+                    let mut k = 0;
+                    for r in 1..n {
+                        if u[(r, c)].norm_sqr() > u[(k, c)].norm_sqr() {
+                            k = r;
+                        }
+                    }
                     let big = u[(k, c)];
+                    let sign = if !T::DTYPE.is_complex() && big.re < 0.0 {
+                        -1.0
+                    } else {
+                        1.0
+                    };
                     if big.norm() > 0.0 {
-                        big.conj() / big.norm()
+                        big.conj() / big.norm() * sign
                     } else {
                         Complex64::new(1.0, 0.0)
                     }
