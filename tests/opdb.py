@@ -4285,6 +4285,262 @@ ISSUE11_DB += DECOMP_DB
 DECOMP_OPS = tuple(op.name for op in DECOMP_DB)
 
 
+# --- issue 11: linalg 2 ---
+# Solvers from a Cholesky factor and the matrix exponential (src/ops/decomp/
+# cholesky_solve.rs, matrix_exp.rs): cholesky_solve (CholeskySolveBackward0) and
+# cholesky_inverse (CholeskyInverseBackward0) read one triangle of the factor while
+# torch's rules treat it as the full matrix, so they are sampled as functions of x:
+# cholesky_solve through tril(x) / triu(x), cholesky_inverse through
+# linalg.cholesky(x xᴴ + nI) (LAPACK's potri reads only the real part of a complex
+# diagonal; a Cholesky factor's is real); linalg.matrix_exp / matrix_exp (LinalgMatrixExpBackward0)
+# is compared against a float64 Taylor series with scaling and squaring. Errors and the
+# exact references (eigendecomposition, nilpotent) are in tests/test_linalg_decomp2.py.
+
+
+def _factor(x, upper):
+    return x.triu() if upper else x.tril()
+
+
+def _np_from_factor(x, upper):
+    """L Lᴴ (lower) or Uᴴ U (upper) from the triangle that is read."""
+    t = np.triu(x) if upper else np.tril(x)
+    th = np.conj(np.swapaxes(t, -1, -2))
+    return th @ t if upper else t @ th
+
+
+def _cholesky_solve_samples(dtype):
+    wc = lambda *s: _well_conditioned(dtype, f"csolve{s}", *s)  # noqa: E731
+    make = Maker(dtype, "csolve_rhs")
+    return [
+        SampleInput((make(3, 2), wc(3, 3))),
+        SampleInput((make(3, 2), wc(3, 3)), {"upper": True}, desc="upper"),
+        SampleInput((make(2, 3, 1), wc(2, 3, 3)), desc="batched"),
+        SampleInput((make(2, 1, 3, 2), wc(4, 3, 3)), desc="broadcast batch"),
+        SampleInput((stepped(make(3, 2)), transposed(wc(3, 3))), desc="non-contiguous"),
+        SampleInput((np.zeros((0, 2), dtype), np.zeros((0, 0), dtype)), desc="zero-size"),
+        SampleInput((np.zeros((3, 0), dtype), wc(3, 3)), desc="no columns"),
+    ]
+
+
+def _np_cholesky_solve(b, x, upper=False):
+    a = _np_from_factor(x, upper)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if not (a.size and b.size):
+        return np.zeros(b.shape, b.dtype)
+    return np.linalg.solve(a, b).astype(b.dtype)
+
+
+def _cholesky_inverse_samples(dtype):
+    make = lambda *s: Maker(dtype, f"cinverse{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(3, 3),), {"upper": True}, desc="upper"),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((transposed(make(4, 4)),), {"upper": True}, desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_cholesky_inverse(x, upper=False):
+    a = _np_spd(x)
+    return (np.linalg.inv(a) if a.size else a.copy()).astype(x.dtype)
+
+
+def _cholesky_inverse_op(x, upper=False):
+    return torch.cholesky_inverse(torch.linalg.cholesky(_spd(x), upper=upper), upper=upper)
+
+
+def _matrix_exp_samples(dtype):
+    make = lambda *s: Maker(dtype, f"expm{s}")(*s)  # noqa: E731
+    spread = make(3, 3, 3) * np.array([0.01, 1.0, 4.0], dtype)[:, None, None]
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((spread,), desc="batch of small, medium, large norms"),
+        SampleInput((make(1, 1),), desc="1x1"),
+        SampleInput((transposed(make(4, 4)),), desc="transposed"),
+        SampleInput((make(2, 1, 2, 2) * 3,), desc="squared back"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _np_expm(a):
+    """exp(A) by a 30-term Taylor series of A / 2^s (|A / 2^s|_1 <= 1/2), squared s times,
+    in float64 / complex128."""
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64
+    x = np.asarray(a, wide)
+    if not x.size:
+        return np.asarray(a).copy()
+    norm = np.abs(x).sum(-2).max()
+    s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
+    x = x / 2.0**s
+    out = np.broadcast_to(np.eye(x.shape[-1], dtype=wide), x.shape).copy()
+    term = out.copy()
+    for k in range(1, 30):
+        term = term @ x / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out.astype(a.dtype)
+
+
+LINALG2_DB: list[OpInfo] = [
+    OpInfo("cholesky_solve",
+           lambda b, x, upper=False: torch.cholesky_solve(b, _factor(x, upper), upper=upper),
+           _np_cholesky_solve, _cholesky_solve_samples,
+           grad_fn_name="CholeskySolveBackward0", supports_complex=True,
+           needs=("cholesky_solve",)),
+    OpInfo("cholesky_inverse", _cholesky_inverse_op,
+           _np_cholesky_inverse, _cholesky_inverse_samples,
+           grad_fn_name="CholeskyInverseBackward0", supports_complex=True,
+           needs=("cholesky_inverse",)),
+    _linalg("matrix_exp", _linalg_late("matrix_exp"), _np_expm, _matrix_exp_samples,
+            "LinalgMatrixExpBackward0", supports_complex=True),
+    late_op("matrix_exp", _np_expm, _matrix_exp_samples, "LinalgMatrixExpBackward0",
+            supports_complex=True, needs=("matrix_exp",)),
+]
+def _lstsq_samples(dtype):
+    """(a vector B: tests/test_linalg_decomp2.py, since torch's vmap reads it as a
+    matrix.)"""
+    make = lambda *s: Maker(dtype, f"lstsq{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(5, 3), make(5, 2))),
+        SampleInput((make(5, 3), make(5, 2)), {"driver": "gels"}, desc="gels"),
+        SampleInput((make(5, 3), make(5, 2)), {"driver": "gelsd"}, desc="gelsd"),
+        SampleInput((make(3, 5), make(3, 2)), {"driver": "gelss"}, desc="wide, gelss"),
+        SampleInput((make(2, 5, 3), make(2, 5, 2)), {"driver": "gelsd"}, desc="batched"),
+        SampleInput((make(2, 4, 3), make(1, 4, 2)), {"driver": "gels"}, desc="broadcast batch"),
+        SampleInput((transposed(make(5, 3)), stepped(make(5, 2))), {"rcond": 1e-3},
+                    desc="non-contiguous, rcond"),
+        SampleInput((np.zeros((0, 3), dtype), np.zeros((0, 2), dtype)), {"driver": "gelsd"},
+                    desc="zero-size"),
+    ]
+
+
+def _np_lstsq(a, b, rcond=None, driver=None):
+    """The minimum-norm solution and the outputs torch's CPU drivers fill."""
+    driver = driver or "gelsy"
+    real = np.abs(a).dtype
+    m, n = a.shape[-2:]
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    if rcond is None:
+        rcond = np.finfo(real).eps * max(m, n)
+    s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-2] + (0,), real)
+    if a.size:
+        keep = s > rcond * s[..., :1]
+        rank = keep.sum(-1).astype(np.int64)
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        sinv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
+        uhb = np.conj(np.swapaxes(u, -1, -2)) @ bm
+        x = np.conj(np.swapaxes(vh, -1, -2)) @ (sinv[..., None] * uhb)
+    else:
+        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        x, rank = np.zeros(batch + (n, bm.shape[-1]), a.dtype), np.zeros(a.shape[:-2], np.int64)
+    res = np.zeros((0,), real)
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank == n)):
+        res = (np.abs(a @ x - bm) ** 2).sum(-2).astype(real)
+    rank = np.zeros((0,), np.int64) if driver == "gels" else rank
+    s = s.astype(real) if driver in ("gelsd", "gelss") else np.zeros((0,), real)
+    return (x[..., 0] if vector else x).astype(a.dtype), res, rank, s
+
+
+def _lstsq_differentiable(a, b, **kwargs):
+    """(solution, residuals): rank and singular values are not differentiable (they are
+    compared in tests/test_linalg_decomp2.py)."""
+    return tuple(torch.linalg.lstsq(a, b, **kwargs))[:2]
+
+
+LINALG2_DB.append(
+    _linalg("lstsq", _lstsq_differentiable, lambda *a, **kw: _np_lstsq(*a, **kw)[:2],
+            _lstsq_samples, "LinalgLstsqBackward0", supports_complex=True)
+)
+
+def _eig_samples(dtype):
+    make = lambda *s: Maker(dtype, f"eig{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(3, 3),)),
+        SampleInput((make(2, 3, 3),), desc="batched"),
+        SampleInput((make(1, 1),), desc="1x1"),
+        SampleInput((transposed(make(4, 4)),), desc="transposed"),
+        SampleInput((np.zeros((0, 0), dtype),), desc="zero-size"),
+        SampleInput((np.zeros((2, 0, 0), dtype),), desc="batch of 0x0"),
+    ]
+
+
+def _eig_order(w):
+    """An order of the eigenvalues that conjugate pairs do not tie in."""
+    return np.argsort(w.real + 0.1 * w.imag, axis=-1)
+
+
+def _np_eig(a):
+    cplx = np.result_type(a.dtype, np.complex64)
+    real = np.abs(np.zeros((), cplx)).dtype
+    if not a.size:
+        return np.zeros(a.shape[:-1], cplx), np.zeros(a.shape, real)
+    w, v = np.linalg.eig(a)
+    order = _eig_order(w)
+    w = np.take_along_axis(w, order, -1)
+    v = np.take_along_axis(np.abs(v), order[..., None, :], -1)
+    return w.astype(cplx), v.astype(real)
+
+
+def _eig_gauge_free(a):
+    """(eigenvalues, |eigenvectors|), sorted as _eig_order sorts them (so the outputs'
+    grad_fn is the sort's gather: tests/test_linalg_decomp2.py pins LinalgEigBackward0)."""
+    w, v = torch.linalg.eig(a)
+    order = (w.real + 0.1 * w.imag).argsort(dim=-1)
+    index = order.unsqueeze(-2).expand(*v.shape)
+    return w.gather(-1, order), v.abs().gather(-1, index)
+
+
+LINALG2_DB += [
+    _linalg("eig", _eig_gauge_free, _np_eig, _eig_samples, "GatherBackward0",
+            supports_complex=True),
+    _linalg("eigvals", lambda a: _eig_gauge_free(a)[0], lambda a: _np_eig(a)[0],
+            _eig_samples, "GatherBackward0", supports_complex=True),
+]
+def _householder_samples(dtype):
+    make = lambda *s: Maker(dtype, f"householder{s}")(*s)  # noqa: E731
+    return [
+        SampleInput((make(4, 3), make(2))),
+        SampleInput((make(4, 3), make(3)), desc="k = n"),
+        SampleInput((make(2, 4, 3), make(2, 3)), desc="batched"),
+        SampleInput((make(3, 3), make(3)), desc="square"),
+        SampleInput((transposed(make(5, 3)), stepped(make(3))), desc="non-contiguous"),
+        SampleInput((make(4, 2), np.zeros((0,), dtype)), desc="no reflectors"),
+        SampleInput((np.zeros((0, 0), dtype), np.zeros((0,), dtype)), desc="zero-size"),
+    ]
+
+
+def _np_householder(a, tau):
+    """H_1 ⋯ H_k applied to the first n columns of the identity."""
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    v = np.tril(a, -1) + np.eye(m, n, dtype=a.dtype)
+    q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+    for i in reversed(range(k)):
+        vi = v[..., :, i : i + 1]
+        w = np.conj(np.swapaxes(vi, -1, -2)) @ q
+        q = q - tau[..., i, None, None] * (vi @ w)
+    return q
+
+
+LINALG2_DB += [
+    _linalg("householder_product", _linalg_late("householder_product"), _np_householder,
+            _householder_samples, "LinalgHouseholderProductBackward0", supports_complex=True),
+    late_op("orgqr", _np_householder, _householder_samples,
+            "LinalgHouseholderProductBackward0", supports_complex=True, needs=("orgqr",)),
+]
+ISSUE11_DB += LINALG2_DB
+
+#: The linalg 2 entries, which test_ops checks exist.
+LINALG2_OPS = tuple(op.name for op in LINALG2_DB)
+
+
 #: The ops of the foundation issue; test_ops checks each has an entry.
 ISSUE_OPS = (
     *("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid"),
@@ -4318,6 +4574,7 @@ ISSUE11_OPS = (
     *NORMS_OPS,
     *COMPLEX_OPS,
     *DECOMP_OPS,
+    *LINALG2_OPS,
 )
 
 #: Every entry, whether or not the library under test has its op.

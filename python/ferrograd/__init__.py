@@ -95,6 +95,10 @@ from .linalg import _det as det
 from .linalg import _inverse as inverse
 from .linalg import _logdet as logdet
 from .linalg import _slogdet as slogdet
+from .linalg import _cholesky_inverse as cholesky_inverse
+from .linalg import _cholesky_solve as cholesky_solve
+from .linalg import _matrix_exp as matrix_exp
+from .linalg import _orgqr as orgqr
 from . import special
 from . import utils
 
@@ -194,6 +198,10 @@ __all__ = [
     "inverse",
     "logdet",
     "slogdet",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "matrix_exp",
+    "orgqr",
     *_functional_all,
     *_composite_all,
     *_random_all,

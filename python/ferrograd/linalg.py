@@ -2,9 +2,10 @@
 CompositeImplicitAutograd ones): multi_dot, vecdot, and matmul (an alias); and cross
 (LinalgCrossBackward0, the Tensor method with linalg's default dim); the norms
 (vector_norm, matrix_norm, norm: _norms.py). The decompositions and solvers (inv, det,
-slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms) are single nodes in
-the core (src/ops/decomp/); ``LinAlgError`` is the RuntimeError subclass their numerical
-failures raise."""
+slogdet, solve, solve_triangular, cholesky and their ``_ex`` forms, qr, eigh, svd, pinv,
+matrix_exp, lstsq, eig, householder_product; torch's cholesky_solve, cholesky_inverse and
+orgqr) are single nodes in the core (src/ops/decomp/); ``LinAlgError`` is the
+RuntimeError subclass their numerical failures raise."""
 
 from . import _C
 from ._composite import _shape
@@ -19,11 +20,16 @@ __all__ = [
     "cholesky_ex",
     "cross",
     "det",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
+    "lstsq",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "multi_dot",
     "norm",
@@ -51,6 +57,8 @@ _FIELDS.update({
     "linalg_eigh": ("eigenvalues", "eigenvectors"),
     "linalg_svd": ("U", "S", "Vh"),
     "linalg_qr": ("Q", "R"),
+    "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"),
 })
 
 
@@ -110,6 +118,14 @@ def qr(A, mode="reduced", *, out=None):
     return _tensor(A, "linalg_qr", "A", 1)._linalg_qr(mode)
 
 
+def eig(A, *, out=None):
+    return _tensor(A, "linalg_eig", "input", 1)._linalg_eig()
+
+
+def eigvals(A, *, out=None):
+    return _tensor(A, "linalg_eigvals", "input", 1)._linalg_eigvals()
+
+
 def eigh(A, UPLO="L", *, out=None):
     return _tensor(A, "linalg_eigh", "A", 1)._linalg_eigh(UPLO)
 
@@ -124,6 +140,46 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 def svdvals(A, *, driver=None, out=None):
     return _tensor(A, "linalg_svdvals", "A", 1)._linalg_svdvals()
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    A = _tensor(A, "linalg_lstsq", "input", 1)
+    _tensor(B, "linalg_lstsq", "b", 2)
+    if rcond is not None:
+        if isinstance(rcond, bool) or not isinstance(rcond, (int, float)):
+            raise TypeError(
+                "linalg_lstsq(): argument 'rcond' (position 3) must be float, not "
+                f"{type(rcond).__name__}"
+            )
+        rcond = float(rcond)
+    return return_types.linalg_lstsq(*A._linalg_lstsq(B, rcond, driver))
+
+
+def householder_product(A, tau, *, out=None):
+    _tensor(tau, "linalg_householder_product", "tau", 2)
+    return _tensor(A, "linalg_householder_product", "input", 1).orgqr(tau)
+
+
+def _orgqr(input, input2):
+    _tensor(input2, "orgqr", "input2", 2)
+    return _tensor(input, "orgqr", "input", 1).orgqr(input2)
+
+
+def matrix_exp(A):
+    return _tensor(A, "linalg_matrix_exp", "input", 1).matrix_exp()
+
+
+def _matrix_exp(input):
+    return _tensor(input, "matrix_exp", "input", 1).matrix_exp()
+
+
+def _cholesky_solve(input, input2, upper=False, *, out=None):
+    _tensor(input2, "cholesky_solve", "input2", 2)
+    return _tensor(input, "cholesky_solve", "input", 1).cholesky_solve(input2, upper)
+
+
+def _cholesky_inverse(input, upper=False, *, out=None):
+    return _tensor(input, "cholesky_inverse", "input", 1).cholesky_inverse(upper)
 
 
 def _inverse(input, *, out=None):

@@ -111,4 +111,41 @@ impl PyTensor {
     ) -> Out {
         to_py(py, run(|| decomp::pinv(&self.t, atol, rtol, hermitian))?)
     }
+    #[pyo3(signature = (input2, upper=false))]
+    fn cholesky_solve(&self, py: Python<'_>, input2: &Obj<'_>, upper: bool) -> Out {
+        let l = extract_tensor(input2, "cholesky_solve(): argument 'input2' (position 1)")?;
+        to_py(py, run(|| decomp::cholesky_solve(&self.t, &l, upper))?)
+    }
+    #[pyo3(signature = (upper=false))]
+    fn cholesky_inverse(&self, py: Python<'_>, upper: bool) -> Out {
+        to_py(py, run(|| decomp::cholesky_inverse(&self.t, upper))?)
+    }
+    fn matrix_exp(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| decomp::matrix_exp(&self.t))?)
+    }
+    /// `(solution, residuals, rank, singular_values)` as a plain tuple
+    /// (python/ferrograd/linalg.py names it).
+    #[pyo3(signature = (b, rcond=None, driver=None))]
+    fn _linalg_lstsq(
+        &self,
+        py: Python<'_>,
+        b: &Obj<'_>,
+        rcond: Option<f64>,
+        driver: Option<&str>,
+    ) -> Out {
+        let b = extract_tensor(b, "linalg_lstsq(): argument 'b' (position 2)")?;
+        let (x, res, rank, s) = run(|| decomp::lstsq(&self.t, &b, rcond, driver))?;
+        tuple_of(py, vec![x, res, rank, s])
+    }
+    fn _linalg_eig(&self, py: Python<'_>) -> Out {
+        let (w, v) = run(|| decomp::eig(&self.t))?;
+        values_indices(py, "linalg_eig", w, v)
+    }
+    fn _linalg_eigvals(&self, py: Python<'_>) -> Out {
+        to_py(py, run(|| decomp::eigvals(&self.t))?)
+    }
+    fn orgqr(&self, py: Python<'_>, input2: &Obj<'_>) -> Out {
+        let tau = extract_tensor(input2, "orgqr(): argument 'input2' (position 1)")?;
+        to_py(py, run(|| decomp::householder_product(&self.t, &tau))?)
+    }
 }

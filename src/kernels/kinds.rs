@@ -474,4 +474,9 @@ pub enum Decomp {
     /// `[A (.., m, n)] -> [Q, R]` with LAPACK's conventions (R's diagonal real):
     /// Q `(m, m)` and R `(m, n)` when `complete`, else `(m, k)` and `(k, n)`.
     Qr { complete: bool },
+    /// `[A (.., n, n)] -> [eigenvalues, eigenvectors (columns)]`, both complex (of A's
+    /// precision), in LAPACK geev's conventions: unit 2-norm columns, a complex one
+    /// turned so that its largest component is real (positive for a complex A, with the
+    /// sign of its real part for a real A's complex pair).
+    Eig,
 }

@@ -255,6 +255,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
                 data_from(vh, &with(&[vrows, n])),
             ]
         }
+        Decomp::Eig => eig::<T>(&av, batch, n, &bshape)?,
         Decomp::Qr { complete } => {
             let k = m.min(n);
             let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
@@ -364,6 +365,90 @@ fn householder_qr<T: Field>(a: &Mat<T>, complete: bool) -> (Mat<T>, Mat<T>) {
         }
     });
     (Mat::from_fn(m, qcols, |a, b| T::from_c64(q[a][b])), r)
+}
+
+/// The eigendecompositions of a batch of `n × n` matrices (computed in float64 /
+/// complex128), normalized as LAPACK's geev does.
+fn eig<T: Field>(av: &[T], batch: usize, n: usize, bshape: &[usize]) -> Result<Vec<Data>> {
+    if av.iter().any(|v| {
+        let c = v.to_c64();
+        !(c.re.is_finite() && c.im.is_finite())
+    }) {
+        return Err(Error::runtime(
+            "torch.linalg.eig: input tensor should not contain infs or NaNs.",
+        ));
+    }
+    let parts = per_matrix(batch, n.saturating_mul(n).saturating_mul(n.max(1)), |i| {
+        let base = i * n * n;
+        let decomposed = if T::DTYPE.is_complex() {
+            let a = Mat::from_fn(n, n, |r, c| av[base + r * n + c].to_c64());
+            faer::linalg::solvers::Eigen::<f64>::new(a.as_ref())
+        } else {
+            let a = Mat::from_fn(n, n, |r, c| av[base + r * n + c].to_c64().re);
+            faer::linalg::solvers::Eigen::<f64>::new_from_real(a.as_ref())
+        };
+        decomposed.map(|e| {
+            let s = e.S().column_vector();
+            let w: Vec<Complex64> = (0..n).map(|k| s[k]).collect();
+            let u = e.U();
+            let mut v = vec![Complex64::new(0.0, 0.0); n * n];
+            for c in 0..n {
+                let norm = (0..n).map(|r| u[(r, c)].norm_sqr()).sum::<f64>().sqrt();
+                let scale = if norm > 0.0 { 1.0 / norm } else { 1.0 };
+                // A complex vector is turned so that its largest component (the first of
+                // the largest) is real: positive (zgeev), or with the sign of its real part
+                // for a real A's complex pair (dgeev's rotation, dlartg).
+                let turn = if T::DTYPE.is_complex() || w[c].im != 0.0 {
+                    let mut k = 0;
+                    for r in 1..n {
+                        if u[(r, c)].norm_sqr() > u[(k, c)].norm_sqr() {
+                            k = r;
+                        }
+                    }
+                    let big = u[(k, c)];
+                    let sign = if !T::DTYPE.is_complex() && big.re < 0.0 {
+                        -1.0
+                    } else {
+                        1.0
+                    };
+                    if big.norm() > 0.0 {
+                        big.conj() / big.norm() * sign
+                    } else {
+                        Complex64::new(1.0, 0.0)
+                    }
+                } else {
+                    Complex64::new(1.0, 0.0)
+                };
+                for r in 0..n {
+                    v[r * n + c] = u[(r, c)] * turn * scale;
+                }
+            }
+            (w, v)
+        })
+    });
+    let mut w = Vec::with_capacity(batch * n);
+    let mut v = Vec::with_capacity(batch * n * n);
+    for part in parts {
+        let (wi, vi) = part.map_err(|_| {
+            Error::linalg(
+                "linalg.eig: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues.",
+            )
+        })?;
+        w.extend(wi);
+        v.extend(vi);
+    }
+    let with = |extra: &[usize]| -> Vec<usize> { bshape.iter().chain(extra).copied().collect() };
+    Ok(if matches!(T::DTYPE, DType::F32 | DType::C64) {
+        let narrow = |x: Vec<Complex64>| -> Vec<Complex32> {
+            x.into_iter().map(Complex32::from_c64).collect()
+        };
+        vec![
+            data_from(narrow(w), &with(&[n])),
+            data_from(narrow(v), &with(&[n, n])),
+        ]
+    } else {
+        vec![data_from(w, &with(&[n])), data_from(v, &with(&[n, n]))]
+    })
 }
 
 fn no_convergence(name: &str) -> Error {

@@ -14,7 +14,12 @@
 //! instead.
 
 pub mod cholesky;
+pub mod cholesky_solve;
+pub mod eig;
+pub mod householder;
+pub mod lstsq;
 pub mod lu;
+pub mod matrix_exp;
 pub mod pinv;
 pub mod qr;
 pub mod spectral;
@@ -36,7 +41,12 @@ use crate::shape::broadcast_shapes;
 use crate::tensor::Tensor;
 
 pub use cholesky::{cholesky, cholesky_ex};
+pub use cholesky_solve::{cholesky_inverse, cholesky_solve};
+pub use eig::{eig, eigvals};
+pub use householder::householder_product;
+pub use lstsq::lstsq;
 pub use lu::{det, inv, inv_ex, logdet, slogdet, solve, solve_ex};
+pub use matrix_exp::matrix_exp;
 pub use pinv::pinv;
 pub use qr::qr;
 pub use spectral::{eigh, eigvalsh, svd, svdvals};
