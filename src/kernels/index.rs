@@ -84,16 +84,6 @@ impl RowWalk {
             along_dim: dim == last,
         })
     }
-
-    /// Where element `j` of a row starting at `start` lands, `ix` along `dim`.
-    #[inline]
-    fn at(&self, start: usize, j: usize, ix: usize) -> usize {
-        if self.along_dim {
-            start + ix * self.dim_stride
-        } else {
-            start + j * self.row_stride + ix * self.dim_stride
-        }
-    }
 }
 
 /// out[..., i, ...] = src[..., index[..., i, ...], ...] along `dim`; out has index's shape.
@@ -245,12 +235,19 @@ fn walk_scatter(
     if idx.is_empty() {
         return Ok(());
     }
+    let (row_stride, dim_stride, src_stride) = (to.row_stride, to.dim_stride, from.row_stride);
     for ((ix, &start), &vstart) in idx.chunks(to.row_len).zip(&to.starts).zip(&from.starts) {
-        for (j, &i) in ix.iter().enumerate() {
-            f(
-                to.at(start, j, check_index(i, size, shown_dim)?),
-                vstart + j * from.row_stride,
-            );
+        // The two shapes of walk in their own loops (no per-element test of which).
+        if to.along_dim {
+            for (j, &i) in ix.iter().enumerate() {
+                let at = start + check_index(i, size, shown_dim)? * dim_stride;
+                f(at, vstart + j * src_stride);
+            }
+        } else {
+            for (j, &i) in ix.iter().enumerate() {
+                let at = start + j * row_stride + check_index(i, size, shown_dim)? * dim_stride;
+                f(at, vstart + j * src_stride);
+            }
         }
     }
     Ok(())

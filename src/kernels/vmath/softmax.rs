@@ -335,17 +335,20 @@ fn vector_backward_row<F: Fx>(
     let tail_sum = if log { g_t } else { f.mul(g_t, o_t) };
     let sum = f
         .splat(fold_lanes(f, vsum, 0.0, |a, b| a + b) + fold_lanes(f, tail_sum, 0.0, |a, b| a + b));
-    let row = |o: F::V, g: F::V| {
-        if log {
-            // g - exp(out) * sum
-            f.fnma(exp(f, o), sum, g)
-        } else {
-            // out * (g - sum)
-            f.mul(o, f.sub(g, sum))
-        }
-    };
     for ((dst, &o), &g) in ys.iter_mut().zip(outs).zip(gs) {
-        dst.write(row(o, g));
+        dst.write(backward_terms(f, o, g, sum, log));
     }
-    write_tail(f, y_tail, row(o_t, g_t));
+    write_tail(f, y_tail, backward_terms(f, o_t, g_t, sum, log));
+}
+
+/// log_softmax g - exp(out) * sum, softmax out * (g - sum). (A function, not a closure:
+/// a closure is not inlined into the SIMD level's target features, so each vector op
+/// in it would become a call.)
+#[inline(always)]
+fn backward_terms<F: Fx>(f: F, out: F::V, g: F::V, sum: F::V, log: bool) -> F::V {
+    if log {
+        f.fnma(exp(f, out), sum, g)
+    } else {
+        f.mul(out, f.sub(g, sum))
+    }
 }
