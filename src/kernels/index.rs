@@ -170,14 +170,14 @@ pub fn scatter_into<T: Arith>(
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let (ishape, sshape) = (&index.layout().shape, &src.layout().shape);
+    // One walk for each kind of write, so neither tests `accumulate` per element.
     let write = |out: &mut [T], idx: &[i64], vals: &[T], level: usize| {
-        walk_scatter(idx, [ishape, bshape, sshape], dim, level, |o, v| {
-            out[o] = if accumulate {
-                out[o] + vals[v]
-            } else {
-                vals[v]
-            };
-        })
+        let shapes = [&ishape[..], bshape, sshape];
+        if accumulate {
+            walk_scatter(idx, shapes, dim, level, |o, v| out[o] = out[o] + vals[v])
+        } else {
+            walk_scatter(idx, shapes, dim, level, |o, v| out[o] = vals[v])
+        }
     };
     // Index entries that differ along a dim other than `dim` never land on the same
     // element: slabs along dim 0 (when that is not `dim`) go to different threads, each
