@@ -211,6 +211,10 @@ def _reductions(x):
         # Row kernels split over threads by rows or by slabs.
         (1 + m * 1e-4).prod(1),
         m.amax(1),
+        # Column folds split over threads by blocks of columns.
+        (1 + m * 1e-4).prod(0),
+        m.amax(0),
+        *m.reshape(30, 100, 2000).min(1),
         m.cumsum(1),
         m.cumsum(0),
         m.softmax(1),

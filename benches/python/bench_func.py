@@ -1,9 +1,10 @@
 """``torch.func`` (issue 10): ferrograd against torch in the same process.
 
-Each case runs ferrograd and torch alternately (one call of each per round), so both see
-the same machine load, and reports the median milliseconds per call and the ratio
-ferrograd / torch (below 1: ferrograd is faster; the issue's target is "no slower").
-Float32, inputs drawn once per library from the same seed.
+Each case runs ferrograd and torch in alternating blocks of calls (common.py explains
+why not single calls), so both see the same machine load, and reports the median
+milliseconds per call and the ratio ferrograd / torch (below 1: ferrograd is faster; the
+issue's target is "no slower"). Float32, inputs drawn once per library from the same
+seed.
 
 Cases:
 - per-sample gradients: `vmap(grad(loss), in_dims=(None, 0, 0))` of a 2-layer MLP

@@ -1,9 +1,10 @@
 """``autograd.functional`` (issue 9): ferrograd against torch in the same process.
 
-Each case runs ferrograd and torch alternately (one call of each per round), so both see
-the same machine load, and reports the median milliseconds per call and the ratio
-ferrograd / torch (below 1: ferrograd is faster; the issue's target is "no slower").
-Float32, n = 100, W and x drawn once per library from the same seed.
+Each case runs ferrograd and torch in alternating blocks of calls (common.py explains
+why not single calls), so both see the same machine load, and reports the median
+milliseconds per call and the ratio ferrograd / torch (below 1: ferrograd is faster; the
+issue's target is "no slower"). Float32, n = 100, W and x drawn once per library from
+the same seed.
 
 Cases:
 - `hessian` of sum(tanh(W @ x)): reverse-over-reverse, looped (100 backward passes through

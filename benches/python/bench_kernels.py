@@ -1,9 +1,10 @@
 """Kernel-bound cases of issue 8, ferrograd against torch in the same process.
 
-Each case runs ferrograd and torch alternately (one call of each per round), so both see
-the same machine load, and reports the median time per call and the ratio
-ferrograd / torch (below 1: ferrograd is faster; this is the direction the targets in the
-issue are written in). Both libraries keep their default thread counts.
+Each case runs ferrograd and torch in alternating blocks of calls (common.py explains
+why not single calls), so both see the same machine load, and reports the median time
+per call and the ratio ferrograd / torch (below 1: ferrograd is faster; this is the
+direction the targets in the issue are written in). Both libraries keep their default
+thread counts.
 
 Cases:
 - `exp`, `sin`, `tanh` on 256x256 and on 16M float32 values with the outputs kept alive

@@ -1,5 +1,5 @@
 """Issue 11's decompositions, ferrograd against torch in the same process (alternating
-calls; median ms per call and the ratio ferrograd / torch, below 1: ferrograd is faster).
+blocks of calls; median ms per call and the ratio ferrograd / torch, below 1: ferrograd is faster).
 Float64 matrices, well conditioned (A Aᵀ / n + I), one 256x256 and a batch of 64 16x16;
 forward only, plus inv and det with backward.
 

@@ -1,5 +1,5 @@
 """Issue 11's reductions, scans and indexing, ferrograd against torch in the same
-process (alternating calls; median ms per call and the ratio ferrograd / torch, below 1:
+process (alternating blocks of calls; median ms per call and the ratio ferrograd / torch, below 1:
 ferrograd is faster). Inputs are float32; forward only, plus one case with backward.
 
 Cases: amax / prod / logsumexp / var over the rows of 1024x1024, softmax and

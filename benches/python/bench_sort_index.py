@@ -1,5 +1,5 @@
 """Issue 11's sort family and index writes, ferrograd against torch in the same process
-(alternating calls; median ms per call and the ratio ferrograd / torch, below 1:
+(alternating blocks of calls; median ms per call and the ratio ferrograd / torch, below 1:
 ferrograd is faster). Inputs are float32 1024x1024 unless the case says otherwise;
 forward only, plus advanced indexing with backward.
 

@@ -1,5 +1,5 @@
 """Unary float kernels: `x.exp()`, `x.sin()`, ... on a 256x256 tensor (float32, then
-float64), ferrograd against torch, calls interleaved (one of each per round) so both see
+float64), ferrograd against torch, timed in alternating blocks of calls so both see
 the same machine load; median microseconds per call, Python call included.
 
 torch runs with one intra-op thread unless --torch-threads says otherwise: at 65,536
@@ -8,7 +8,7 @@ elements ferrograd stays on one thread (its pool takes over from 2^18).
 
 import argparse
 
-from common import describe, interleaved_us, load_ferrograd, load_torch, print_table
+from common import describe, alternating_blocks_us, load_ferrograd, load_torch, print_table
 
 OPS = ("exp", "sin", "tanh", "cos", "log", "sigmoid", "sqrt")
 
@@ -40,9 +40,9 @@ def main():
             if torch is not None:
                 xt = inputs(torch, dtype_name, op)
                 calls.append(lambda x=xt, op=op: getattr(x, op)())
-            times = interleaved_us(calls, rounds)
+            times = alternating_blocks_us(calls, rounds)
             rows.append((f"{op}, 256x256 {dtype_name}", times[0], times[1] if torch else None))
-        print_table(f"unary ops (median of {rounds} interleaved rounds)", rows, "us")
+        print_table(f"unary ops (median of {rounds} calls in alternating blocks)", rows, "us")
 
 
 if __name__ == "__main__":

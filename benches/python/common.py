@@ -63,18 +63,32 @@ def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
     return min(runs) if reduce == "min" else statistics.median(runs)
 
 
-def interleaved_us(calls, rounds):
-    """Median microseconds per call of each of `calls`, run one after the other per round
-    (so every library sees the same machine load), after two warm-up calls each."""
+#: Pause before each block of calls, long enough for the other library's idle worker
+#: threads to go to sleep (torch's OpenMP threads and ferrograd's team both stay awake
+#: for 2-3 ms after a parallel region): on a small machine, waiting threads of one library
+#: take cores from the other. Not much longer either: after some 20 ms idle, the cores of
+#: a virtual machine run the next milliseconds of work slowly, for both libraries.
+SETTLE_S = 0.005
+#: Blocks per library per case: load drift during a case hits both libraries alike.
+BLOCKS = 5
+
+
+def alternating_blocks_us(calls, rounds):
+    """Median microseconds per call of each of `calls`, timed in alternating blocks: each
+    library in turn gets a settle pause, one untimed call, then its share of `rounds`
+    timed calls, `BLOCKS` times over. Alternating single calls instead would time each
+    library while the other's thread pool is still spinning, which no user sees."""
     samples = [[] for _ in calls]
-    for fn in calls:
-        fn()
-        fn()
-    for _ in range(rounds):
+    blocks = min(BLOCKS, rounds)
+    per_block = max(1, -(-rounds // blocks))
+    for _ in range(blocks):
         for i, fn in enumerate(calls):
-            start = time.perf_counter_ns()
+            time.sleep(SETTLE_S)
             fn()
-            samples[i].append((time.perf_counter_ns() - start) / 1e3)
+            for _ in range(per_block):
+                start = time.perf_counter_ns()
+                fn()
+                samples[i].append((time.perf_counter_ns() - start) / 1e3)
     return [statistics.median(s) for s in samples]
 
 
@@ -123,10 +137,10 @@ def describe(ferrograd, torch):
 
 def run_paired_cases(cases, ferrograd, torch, *, quick=False, width=40, only=None, skip=None):
     """Time `(name, build, rounds)` cases, `build(lib)` giving the call to time, ferrograd
-    and torch alternately (`interleaved_us`), and print the median milliseconds per call
-    with the ratio ferrograd / torch (below 1: ferrograd is faster). `--quick` runs a
-    fifth of the rounds; `only` keeps the cases whose name contains it; `skip(name)`
-    returns why a case cannot run, or None."""
+    and torch in alternating blocks (`alternating_blocks_us`), and print the median
+    milliseconds per call with the ratio ferrograd / torch (below 1: ferrograd is faster).
+    `--quick` runs a fifth of the rounds; `only` keeps the cases whose name contains it;
+    `skip(name)` returns why a case cannot run, or None."""
     headers = ("case", "ferrograd [ms]", "torch [ms]", "ferrograd/torch")
     print(f"{headers[0]:<{width}} {headers[1]:>15} {headers[2]:>11} {headers[3]:>16}")
     for name, build, rounds in cases:
@@ -138,7 +152,7 @@ def run_paired_cases(cases, ferrograd, torch, *, quick=False, width=40, only=Non
             continue
         rounds = max(3, rounds // 5) if quick else rounds
         calls = [build(ferrograd)] + ([build(torch)] if torch is not None else [])
-        times = [t / 1e3 for t in interleaved_us(calls, rounds)]
+        times = [t / 1e3 for t in alternating_blocks_us(calls, rounds)]
         theirs = times[1] if torch is not None else None
         ratio = f"{times[0] / theirs:.2f}" if theirs else "-"
         print(f"{name:<{width}} {fmt(times[0]):>15} {fmt(theirs):>11} {ratio:>16}", flush=True)

@@ -556,11 +556,11 @@ pub fn _live_tensor_count() -> usize {
     crate::tensor::live_tensor_count()
 }
 
-/// The kernels' pool-wait hook (see `kernels::on_pool`): a thread that holds the GIL
-/// releases it while it waits for the pool. Pool workers never need the GIL, but the
-/// threads running Python nodes of a backward pass do, and the pool may be busy with
-/// their kernels: waiting with the GIL held could deadlock. Only big (parallel) kernels
-/// come here, so small ops never pay for the release.
+/// The kernels' pool-wait hook (see `kernels::par_for`): a thread that holds the GIL
+/// releases it while it runs a job on the intra-op team. Team members never need the GIL,
+/// but the threads running Python nodes of a backward pass do: holding it through a job
+/// would stall them. Only big (parallel) kernels come here, so small ops never pay for
+/// the release.
 pub fn release_gil_while(f: &mut (dyn FnMut() + Send)) {
     extern "C" {
         // In every CPython since 3.4, though not in the limited API's headers.

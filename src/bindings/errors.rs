@@ -48,8 +48,8 @@ fn payload_message(payload: &(dyn Any + Send)) -> String {
 
 /// Replace the default panic hook (which prints to stderr) by one that only records
 /// the message and location on the panicking thread. Installed once, at module init; it
-/// covers every thread, rayon workers included (their panics reach the caller as the
-/// payload `run` reads).
+/// covers every thread, the intra-op team's included (their panics reach the caller as
+/// the payload `run` reads).
 pub fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -93,13 +93,18 @@ pub fn run<T>(f: impl FnOnce() -> crate::error::Result<T>) -> PyResult<T> {
 }
 
 /// Test only (`ferrograd._C._test_panic`): panic inside a core call, on this thread or
-/// on a rayon worker, so tests can check a panic is a RuntimeError and prints nothing.
+/// on the intra-op team, so tests can check a panic is a RuntimeError and prints nothing.
 #[pyfunction]
 #[pyo3(signature = (on_worker=false))]
 pub fn _test_panic(on_worker: bool) -> PyResult<()> {
     run(|| {
         if on_worker {
-            rayon::scope(|s| s.spawn(|_| panic!("test panic on a worker")));
+            // Enough tasks that members take some, whichever thread reaches the last.
+            crate::kernels::par_for(64, |i| {
+                if i == 63 {
+                    panic!("test panic on a worker");
+                }
+            });
         } else {
             panic!("test panic");
         }

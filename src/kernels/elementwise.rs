@@ -2,8 +2,6 @@
 
 use std::borrow::Cow;
 
-use rayon::prelude::*;
-
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::kernels::traits::Float;
@@ -29,13 +27,49 @@ pub fn map_float<T: Float>(x: &Data, op: Unary, f: impl Fn(T) -> T + Sync + Send
     data_from(out, &x.layout().shape)
 }
 
-/// `f` over a slice, split over the pool when it is big enough.
+/// Elements per task when a slice is split over the team.
+const CHUNK: usize = 1 << 14;
+
+/// `f` over a slice, split over the team when it is big enough.
 fn map_slice<T: Element, U: Element>(data: &[T], f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
-    if data.len() >= PARALLEL_GRAIN {
-        crate::kernels::on_pool(|| data.par_iter().map(|&v| f(v)).collect())
-    } else {
-        data.iter().map(|&v| f(v)).collect()
+    if data.len() < PARALLEL_GRAIN {
+        return data.iter().map(|&v| f(v)).collect();
     }
+    let mut out: Vec<U> = Vec::with_capacity(data.len());
+    crate::kernels::par_chunks_mut(
+        &mut out.spare_capacity_mut()[..data.len()],
+        CHUNK,
+        |c, d| {
+            for (o, &v) in d.iter_mut().zip(&data[c * CHUNK..]) {
+                o.write(f(v));
+            }
+        },
+    );
+    // SAFETY: every chunk of the spare capacity was written in full (`data` is as long).
+    unsafe { out.set_len(data.len()) };
+    out
+}
+
+/// `f` over two slices of one length, split over the team when they are big enough.
+fn zip_map_slices<T: Element, U: Element>(
+    x: &[T],
+    y: &[T],
+    f: impl Fn(T, T) -> U + Sync,
+) -> Vec<U> {
+    let n = x.len().min(y.len());
+    if n < PARALLEL_GRAIN {
+        return x.iter().zip(y).map(|(&p, &q)| f(p, q)).collect();
+    }
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    crate::kernels::par_chunks_mut(&mut out.spare_capacity_mut()[..n], CHUNK, |c, d| {
+        let (xs, ys) = (&x[c * CHUNK..], &y[c * CHUNK..]);
+        for ((o, &p), &q) in d.iter_mut().zip(xs).zip(ys) {
+            o.write(f(p, q));
+        }
+    });
+    // SAFETY: every chunk was written in full (both inputs are at least `n` long).
+    unsafe { out.set_len(n) };
+    out
 }
 
 /// Walk `shape` for N operands with the given (already broadcast) layouts, calling
@@ -124,17 +158,7 @@ pub fn zip<T: Element, U: Element>(
     if whole(la) && whole(lb) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
-        let out: Vec<U> = if n >= PARALLEL_GRAIN {
-            crate::kernels::on_pool(|| {
-                x.par_iter()
-                    .zip(y.par_iter())
-                    .map(|(&p, &q)| f(p, q))
-                    .collect()
-            })
-        } else {
-            x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)).collect()
-        };
-        return Ok(data_from(out, &shape));
+        return Ok(data_from(zip_map_slices(&x, &y, &f), &shape));
     }
     let sa = access_as::<T>(&a, la.expand_to(&shape)?);
     let sb = access_as::<T>(&b, lb.expand_to(&shape)?);
@@ -191,9 +215,11 @@ fn map_rows<T: Element, U: Element>(
         }
     };
     if x.len() >= PARALLEL_GRAIN {
-        crate::kernels::on_pool(|| {
-            x.par_chunks(row.len())
-                .zip(dst.par_chunks_mut(row.len()))
+        let rows = (CHUNK / row.len()).max(1);
+        crate::kernels::par_chunks_mut(dst, rows * row.len(), |c, d| {
+            let xs = &x[c * rows * row.len()..][..d.len()];
+            xs.chunks(row.len())
+                .zip(d.chunks_mut(row.len()))
                 .for_each(one_row)
         });
     } else {

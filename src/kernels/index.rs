@@ -9,12 +9,12 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::traits::Arith;
-use crate::kernels::{contiguous_data, on_pool, PARALLEL_GRAIN};
+use crate::kernels::{
+    contiguous_data, par_chunks_map, par_chunks_mut, par_map_owned, PARALLEL_GRAIN,
+};
 use crate::layout::Layout;
 use crate::shape::{contiguous_strides, Dims};
 use crate::storage::Data;
@@ -126,12 +126,11 @@ pub fn gather<T: Element>(src: &Data, dim: usize, index: &Data) -> Result<Vec<T>
     };
     let chunk = rows * walk.row_len;
     if n >= PARALLEL_GRAIN {
-        on_pool(|| {
-            dst.par_chunks_mut(chunk)
-                .zip(idx.par_chunks(chunk))
-                .enumerate()
-                .try_for_each(task)
-        })?;
+        let results = par_chunks_map(dst, chunk, |i, d| {
+            let ix = &idx[i * chunk..][..d.len()];
+            task((i, (d, ix)))
+        });
+        results.into_iter().collect::<Result<()>>()?;
     } else {
         dst.chunks_mut(chunk)
             .zip(idx.chunks(chunk))
@@ -185,12 +184,15 @@ pub fn scatter_into<T: Arith>(
     let slab = |shape: &[usize]| shape.get(1..).map_or(0, |s| s.iter().product::<usize>());
     let (islab, oslab, sslab) = (slab(ishape), slab(bshape), slab(sshape));
     if dim > 0 && idx.len() >= PARALLEL_GRAIN && islab > 0 && oslab > 0 && sslab > 0 {
-        let results: Vec<Result<()>> = on_pool(|| {
-            out.par_chunks_mut(oslab)
-                .zip(idx.par_chunks(islab))
-                .zip(vals.par_chunks(sslab))
-                .map(|((o, i), v)| write(o, i, v, 1))
-                .collect()
+        // The index may have fewer slabs than `out`: its length bounds the tasks.
+        let slabs = idx.len() / islab;
+        let results = par_chunks_map(&mut out[..slabs * oslab], oslab, |s, o| {
+            write(
+                o,
+                &idx[s * islab..][..islab],
+                &vals[s * sslab..][..sslab],
+                1,
+            )
         });
         results.into_iter().collect::<Result<()>>()?;
     } else {
@@ -312,7 +314,7 @@ pub fn select_rows<T: Element>(
         }
     };
     if n >= PARALLEL_GRAIN {
-        on_pool(|| dst.par_chunks_mut(rows * inner).enumerate().for_each(task));
+        par_chunks_mut(dst, rows * inner, |t, d| task((t, d)));
     } else {
         dst.chunks_mut(rows * inner).enumerate().for_each(task);
     }
@@ -362,24 +364,18 @@ pub fn write_rows<T: Arith>(
         // and taking the entries that land in its range, still in index order.
         let rows_per_task = len.div_ceil(4 * crate::threads::num_threads().max(1));
         let src_rows = vals.chunks(inner);
-        on_pool(|| {
-            out.par_chunks_mut(rows_per_task * inner)
-                .enumerate()
-                .for_each(|(t, dst)| {
-                    let rows = t * rows_per_task..t * rows_per_task + dst.len() / inner;
-                    for (&i, row) in index.iter().zip(src_rows.clone()) {
-                        if rows.contains(&(i as usize)) {
-                            let start = (i as usize - rows.start) * inner;
-                            write(&mut dst[start..start + inner], row);
-                        }
-                    }
-                })
+        par_chunks_mut(&mut out, rows_per_task * inner, |t, dst| {
+            let rows = t * rows_per_task..t * rows_per_task + dst.len() / inner;
+            for (&i, row) in index.iter().zip(src_rows.clone()) {
+                if rows.contains(&(i as usize)) {
+                    let start = (i as usize - rows.start) * inner;
+                    write(&mut dst[start..start + inner], row);
+                }
+            }
         });
     } else if outer > 1 && outer * from_len >= PARALLEL_GRAIN {
-        on_pool(|| {
-            out.par_chunks_mut(slab_len)
-                .zip(vals.par_chunks(from_len))
-                .for_each(slab)
+        par_chunks_mut(&mut out, slab_len, |o, dst| {
+            slab((dst, &vals[o * from_len..][..from_len]))
         });
     } else {
         out.chunks_mut(slab_len)
@@ -467,7 +463,7 @@ pub fn nonzero(mask: &Data) -> (usize, Vec<i64>) {
         write_coordinates(tasks[t], row_len, lead, at, part);
     };
     if parallel {
-        on_pool(|| parts.into_par_iter().enumerate().for_each(write));
+        par_map_owned(parts, |t, part| write((t, part)));
     } else {
         parts.into_iter().enumerate().for_each(write);
     }

@@ -28,37 +28,75 @@ use crate::shape::Dims;
 use crate::storage::{Access, Data, Storage};
 use smallvec::{smallvec, SmallVec};
 
-/// Elements below this count run on the calling thread; above it, rayon splits the work.
+/// Elements below this count run on the calling thread; above it, the intra-op team (threads/team.rs) splits the work.
 pub const PARALLEL_GRAIN: usize = 1 << 18;
 
-/// What runs while a thread waits for the pool (set once by the embedder).
+/// What a job on the intra-op team runs inside (set once by the embedder).
 static POOL_WAIT: std::sync::OnceLock<fn(&mut (dyn FnMut() + Send))> = std::sync::OnceLock::new();
 
-/// Install the wrapper every wait on the pool runs in: the Python bindings release the
-/// GIL there, since threads running Python nodes may need it before the pool frees up.
+/// Install the wrapper every team job runs in: the Python bindings release the GIL
+/// there, since threads running Python nodes of a backward pass may need it meanwhile.
 pub fn set_pool_wait_hook(hook: fn(&mut (dyn FnMut() + Send))) {
     let _ = POOL_WAIT.set(hook);
 }
 
-/// Run `f`, which hands work to rayon and waits for it, on the intra-op pool (see Note:
-/// the intra-op pool in threads.rs). Every kernel enters the pool through here (and only
-/// once its work is big enough to split), so small ops pay nothing for it.
-pub fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    in_wait_hook(move || match crate::threads::intra_op_pool() {
-        Some(pool) => pool.install(f),
-        None => f(),
+/// `task(0)`, ..., `task(tasks - 1)` on the intra-op team (threads/team.rs), returning
+/// when all have run. Every kernel splits its work through here (and only once its work
+/// is big enough to split), so small ops pay nothing for it. The calling thread works
+/// too, outside the GIL (the wait hook), since members may wait on threads needing it.
+pub fn par_for(tasks: usize, task: impl Fn(usize) + Sync) {
+    if tasks <= 1 || crate::threads::num_threads() == 1 {
+        return in_wait_hook(|| (0..tasks).for_each(&task));
+    }
+    let team = crate::threads::intra_op_team();
+    in_wait_hook(|| team.run(tasks, &task));
+}
+
+/// `f(0), f(1), ... f(n - 1)`, in order, computed over the intra-op team.
+pub fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let slots: Vec<std::sync::Mutex<Option<R>>> = (0..n).map(|_| Default::default()).collect();
+    par_for(n, |i| {
+        let value = f(i);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+    });
+    slots
+        .into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .map(|value| value.expect("par_for runs every task"))
+        .collect()
+}
+
+/// `f(i, chunk)` for the `i`-th `chunk_len`-long chunk of `dst` (the last may be shorter),
+/// the chunks split over the intra-op team; the results in chunk order (so collecting
+/// them into a `Result` reports the first error in that order, whatever the timing).
+pub fn par_chunks_map<T: Send, R: Send>(
+    dst: &mut [T],
+    chunk_len: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync,
+) -> Vec<R> {
+    par_map_owned(dst.chunks_mut(chunk_len.max(1)).collect(), f)
+}
+
+/// `f(i, item)` for the `i`-th of `items` (disjoint parts of an output, say), each item
+/// handed to one task on the intra-op team; the results in item order.
+pub fn par_map_owned<I: Send, R: Send>(items: Vec<I>, f: impl Fn(usize, I) -> R + Sync) -> Vec<R> {
+    let slots: Vec<std::sync::Mutex<Option<I>>> = items
+        .into_iter()
+        .map(|item| std::sync::Mutex::new(Some(item)))
+        .collect();
+    par_map(slots.len(), |i| {
+        let item = slots[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        f(i, item.expect("par_for runs every task once"))
     })
 }
 
-/// `f(0), f(1), ... f(n - 1)`, in order, split over the intra-op pool. With a pool of one
-/// thread the calling thread does the work itself (outside the GIL all the same): handing
-/// it to a lone pool thread only adds two thread switches, milliseconds on a busy machine.
-pub fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
-    use rayon::prelude::*;
-    if crate::threads::num_threads() == 1 {
-        return in_wait_hook(|| (0..n).map(f).collect());
-    }
-    on_pool(|| (0..n).into_par_iter().map(f).collect())
+/// `par_chunks_map` for work that returns nothing.
+pub fn par_chunks_mut<T: Send>(
+    dst: &mut [T],
+    chunk_len: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    par_chunks_map(dst, chunk_len, f);
 }
 
 /// Run `f` inside the pool-wait hook.
@@ -167,19 +205,14 @@ pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
     out
 }
 
-/// `dst` = `src` (equal lengths) by memcpy, split over the pool in fixed chunks when
+/// `dst` = `src` (equal lengths) by memcpy, split over the team in fixed chunks when
 /// large: one thread's copy does not reach the memory bandwidth of two.
 pub fn copy_to_uninit<T: Element>(src: &[T], dst: &mut [std::mem::MaybeUninit<T>]) {
-    use rayon::prelude::*;
     const CHUNK_BYTES: usize = 1 << 18;
     if src.len() >= PARALLEL_GRAIN && crate::threads::num_threads() > 1 {
         let chunk = (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1);
-        on_pool(|| {
-            dst.par_chunks_mut(chunk)
-                .zip(src.par_chunks(chunk))
-                .for_each(|(d, s)| {
-                    d.write_copy_of_slice(s);
-                })
+        par_chunks_mut(dst, chunk, |i, d| {
+            d.write_copy_of_slice(&src[i * chunk..i * chunk + d.len()]);
         });
     } else {
         dst.write_copy_of_slice(src);

@@ -43,11 +43,132 @@ pub fn reduce_rows<T: Element, U: Send>(
     if row_len == 0 {
         return (0..out_len).map(|_| row_fn(&[])).collect();
     }
-    if out_len * row_len >= PARALLEL_GRAIN && out_len > 1 {
-        crate::kernels::par_map(out_len, |i| row_fn(&data[i * row_len..(i + 1) * row_len]))
-    } else {
-        data.chunks(row_len).map(&row_fn).collect()
+    if out_len * row_len < PARALLEL_GRAIN || out_len == 1 {
+        return data.chunks(row_len).map(&row_fn).collect();
     }
+    // Tasks of whole rows, about TASK_ELEMENTS each.
+    let rows_per_task = (TASK_ELEMENTS / row_len).max(1);
+    let mut out: Vec<U> = Vec::with_capacity(out_len);
+    crate::kernels::par_chunks_mut(
+        &mut out.spare_capacity_mut()[..out_len],
+        rows_per_task,
+        |t, o| {
+            let rows = data[t * rows_per_task * row_len..].chunks(row_len);
+            for (o, row) in o.iter_mut().zip(rows) {
+                o.write(row_fn(row));
+            }
+        },
+    );
+    // SAFETY: each chunk of `out_len` results met as many whole rows (`data` holds
+    // `out_len` rows), so every result was written.
+    unsafe { out.set_len(out_len) };
+    out
+}
+
+/// Elements one task of a split reduction reads, about.
+const TASK_ELEMENTS: usize = 1 << 14;
+
+/// Columns one task of `reduce_columns` folds side by side: their accumulators stay in
+/// the L1 cache.
+const COLUMN_BLOCK: usize = 512;
+
+/// How `reduce_columns` folds one column: `first` starts it at the column's first
+/// element, `step(acc, v, r)` folds in the element of row `r` (from 1 on, in order), and
+/// `finish` gives the result.
+pub struct ColumnFold<First, Step, Finish> {
+    pub first: First,
+    pub step: Step,
+    pub finish: Finish,
+}
+
+/// The reduction of `dims` of a contiguous `x` that are followed by kept dims (say dim 0
+/// of a matrix), without gathering: `x` is then `[outer, rows, inner]`, each output element
+/// folds a column of `rows` elements `inner` apart, and the fold runs down whole rows of
+/// `COLUMN_BLOCK` columns at a time, which vectorizes and reads memory in order. Results
+/// in row-major output order, as `reduce_rows`; None when `x` or `dims` are not of that
+/// form or a column is empty (then `reduce_rows` serves).
+pub fn reduce_columns<T, A, U, First, Step, Finish>(
+    x: &Data,
+    dims: &[usize],
+    fold: ColumnFold<First, Step, Finish>,
+) -> Option<Vec<U>>
+where
+    T: Element,
+    A: Copy + Send,
+    U: Send,
+    First: Fn(T) -> A + Sync,
+    Step: Fn(A, T, usize) -> A + Sync,
+    Finish: Fn(A) -> U + Sync,
+{
+    let layout = x.layout();
+    let shape = &layout.shape;
+    let (&d0, &d1) = (dims.iter().min()?, dims.iter().max()?);
+    let run = dims.len() == d1 - d0 + 1 && d1 + 1 < shape.len();
+    if !run || !layout.is_contiguous() || T::DTYPE != x.dtype() {
+        return None;
+    }
+    let outer: usize = shape[..d0].iter().product();
+    let rows: usize = shape[d0..=d1].iter().product();
+    let inner: usize = shape[d1 + 1..].iter().product();
+    if rows == 0 || inner < 8 {
+        return None;
+    }
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let data = unsafe { crate::kernels::contiguous_data::<T>(x) };
+    // A task folds columns [c0, c0 + width) of slabs [o0, o1): several whole slabs when
+    // one block spans a slab, else one block of one slab. Either way its results are one
+    // run of the output, and the tasks' runs follow each other in output order.
+    let blocks = inner.div_ceil(COLUMN_BLOCK);
+    let slabs_per_task = match blocks {
+        1 => (TASK_ELEMENTS / (rows * inner)).max(1),
+        _ => 1,
+    };
+    let tasks: Vec<(usize, usize, usize, usize)> = (0..outer)
+        .step_by(slabs_per_task)
+        .flat_map(|o0| {
+            let o1 = (o0 + slabs_per_task).min(outer);
+            (0..inner)
+                .step_by(COLUMN_BLOCK)
+                .map(move |c0| (o0, o1, c0, COLUMN_BLOCK.min(inner - c0)))
+        })
+        .collect();
+    let mut out: Vec<U> = Vec::with_capacity(outer * inner);
+    let mut rest = &mut out.spare_capacity_mut()[..outer * inner];
+    let mut parts = Vec::with_capacity(tasks.len());
+    for &(o0, o1, _, width) in &tasks {
+        let (part, tail) = rest.split_at_mut((o1 - o0) * width);
+        parts.push(part);
+        rest = tail;
+    }
+    let fold_task = |t: usize, dst: &mut [std::mem::MaybeUninit<U>]| {
+        let (o0, o1, c0, width) = tasks[t];
+        let mut acc: Vec<A> = Vec::with_capacity(width);
+        for (o, dst) in (o0..o1).zip(dst.chunks_mut(width)) {
+            let row = |r: usize| &data[(o * rows + r) * inner + c0..][..width];
+            acc.clear();
+            acc.extend(row(0).iter().map(|&v| (fold.first)(v)));
+            for r in 1..rows {
+                for (a, &v) in acc.iter_mut().zip(row(r)) {
+                    *a = (fold.step)(*a, v, r);
+                }
+            }
+            for (d, &a) in dst.iter_mut().zip(&acc) {
+                d.write((fold.finish)(a));
+            }
+        }
+    };
+    if data.len() >= PARALLEL_GRAIN && tasks.len() > 1 {
+        crate::kernels::par_map_owned(parts, fold_task);
+    } else {
+        parts
+            .into_iter()
+            .enumerate()
+            .for_each(|(t, dst)| fold_task(t, dst));
+    }
+    // SAFETY: the parts tile the output, and each task wrote every element of its part:
+    // (o1 - o0) slabs of `width` results.
+    unsafe { out.set_len(outer * inner) };
+    Some(out)
 }
 
 /// `x`'s elements in the row-major order of `layout` (a permutation of x's own), as `T`:

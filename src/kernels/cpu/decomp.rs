@@ -7,12 +7,11 @@ use faer::linalg::solvers::{
 };
 use faer::{Conj, Mat, MatRef, Par, Side};
 use num_complex::{Complex32, Complex64};
-use rayon::prelude::*;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::Decomp;
-use crate::kernels::{data_from, gather_data, on_pool};
+use crate::kernels::{data_from, gather_data, par_map};
 use crate::storage::Data;
 
 /// The element types faer factors, with their real counterparts.
@@ -50,7 +49,7 @@ fn write_row_major<T: Field>(out: &mut [T], a: MatRef<'_, T>) {
 /// Run `f` on every matrix index of the batch, over the pool when the work is large.
 fn per_matrix<R: Send>(batch: usize, work: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
     if batch > 1 && batch.saturating_mul(work) >= 1 << 15 {
-        on_pool(|| (0..batch).into_par_iter().map(&f).collect())
+        par_map(batch, f)
     } else {
         (0..batch).map(f).collect()
     }

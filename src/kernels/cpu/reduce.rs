@@ -4,7 +4,7 @@
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::kinds::Reduce;
-use crate::kernels::reduce::{reduce_rows, reduced_shape};
+use crate::kernels::reduce::{reduce_columns, reduce_rows, reduced_shape, ColumnFold};
 use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
 use crate::kernels::traits::{Arith, Real};
 use crate::kernels::vmath::logsumexp_row;
@@ -16,23 +16,29 @@ pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data
     match op {
         Reduce::Sum => sum(x, dims, dtype),
         Reduce::Prod if dtype == DType::Bool => {
-            let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().all(|&b| b));
+            let v = reduce_columns(x, dims, fold(|a: bool, v: bool, _| a & v))
+                .unwrap_or_else(|| reduce_rows::<bool, bool>(x, dims, |r| r.iter().all(|&b| b)));
             Ok(data_from(v, &out_shape))
         }
         Reduce::Prod => Ok(crate::with_arith!(dtype, "prod", T => {
-            let v = reduce_rows::<T, T>(x, dims, product);
+            let v = reduce_columns(x, dims, fold(|a: T, v: T, _| a * v))
+                .unwrap_or_else(|| reduce_rows::<T, T>(x, dims, product));
             data_from(v, &out_shape)
         })),
         Reduce::LogSumExp => logsumexp(x, dims, dtype),
         // NaN wins, and a row of no elements gives zero.
         Reduce::Max | Reduce::Min => Ok(crate::with_real!(dtype, "max_all", T => {
-            let v = reduce_rows::<T, T>(x, dims, |r| {
+            let columns = match op == Reduce::Max {
+                true => reduce_columns(x, dims, fold(column_extreme::<T, true>)),
+                false => reduce_columns(x, dims, fold(column_extreme::<T, false>)),
+            };
+            let v = columns.unwrap_or_else(|| reduce_rows::<T, T>(x, dims, |r| {
                 match (r.is_empty(), op == Reduce::Max) {
                     (true, _) => T::zero(),
                     (false, true) => extreme_value::<T, true>(r),
                     (false, false) => extreme_value::<T, false>(r),
                 }
-            });
+            }));
             data_from(v, &out_shape)
         })),
     }
@@ -62,7 +68,8 @@ fn sum(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
     let layout = x.layout();
     let out_shape = reduced_shape(&layout.shape, dims);
     if dtype == DType::Bool {
-        let v = reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b));
+        let v = reduce_columns(x, dims, fold(|a: bool, v: bool, _| a | v))
+            .unwrap_or_else(|| reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b)));
         return Ok(data_from(v, &out_shape));
     }
     // Contiguous input reduced over its leading or its trailing dims: summed in place,
@@ -96,14 +103,57 @@ fn sum(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
 pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
     let shape = reduced_shape(&x.layout().shape, dims);
     Ok(crate::with_real!(x.dtype(), "max", T => {
-        let pairs = reduce_rows::<T, (T, i64)>(x, dims, |r| {
+        let columns = ColumnFold {
+            first: |v: T| (v, 0i64),
+            step: |pair: (T, i64), v: T, r: usize| column_arg_step(op, pair, v, r),
+            finish: |pair| pair,
+        };
+        let pairs = reduce_columns(x, dims, columns).unwrap_or_else(|| reduce_rows::<T, (T, i64)>(x, dims, |r| {
             if r.is_empty() { return (T::zero(), 0); }
             let i = arg_extreme(r, op);
             (r[i], i as i64)
-        });
+        }));
         let (v, i): (Vec<T>, Vec<i64>) = pairs.into_iter().unzip();
         (data_from(v, &shape), data_from(i, &shape))
     }))
+}
+
+/// A function from a type to itself.
+type Same<T> = fn(T) -> T;
+
+/// A column fold that starts at the first element and returns its accumulator.
+fn fold<T: Copy, Step: Fn(T, T, usize) -> T>(step: Step) -> ColumnFold<Same<T>, Step, Same<T>> {
+    ColumnFold {
+        first: |v| v,
+        step,
+        finish: |a| a,
+    }
+}
+
+/// One step of a column's max (`MAX`) or min: NaN wins, and stays.
+#[inline(always)]
+fn column_extreme<T: Real, const MAX: bool>(best: T, v: T, _row: usize) -> T {
+    let better = if MAX { v > best } else { v < best };
+    if better || v.is_nan_r() {
+        v
+    } else {
+        best
+    }
+}
+
+/// One step of a column's max or min with its position: the first NaN, else the first of
+/// the extremes, as `arg_extreme`.
+#[inline(always)]
+fn column_arg_step<T: Real>(op: Reduce, (best, at): (T, i64), v: T, row: usize) -> (T, i64) {
+    let better = if op == Reduce::Max {
+        v > best
+    } else {
+        v < best
+    };
+    match !best.is_nan_r() && (better || v.is_nan_r()) {
+        true => (v, row as i64),
+        false => (best, at),
+    }
 }
 
 /// The product of a row in a fixed order (so identical for any thread count): element i
@@ -153,22 +203,31 @@ fn extreme_value<T: Real, const MAX: bool>(row: &[T]) -> T {
     }
 }
 
-/// Index of the max (or, for any other kind, the min) of a nonempty row; NaN wins
-/// (torch propagates NaN).
+/// Index of the max (or, for any other kind, the min) of a nonempty row: the first NaN
+/// (torch propagates NaN), else the first of the extremes. Found in two passes that both
+/// vectorize, the extreme value and then its first position, rather than one loop that
+/// carries an index and exits early.
 fn arg_extreme<T: Real>(row: &[T], op: Reduce) -> usize {
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate() {
-        if v.is_nan_r() {
-            return i;
-        }
-        let better = if op == Reduce::Max {
-            v > row[best]
-        } else {
-            v < row[best]
-        };
-        if better {
-            best = i;
+    let best = match op == Reduce::Max {
+        true => extreme_value::<T, true>(row),
+        false => extreme_value::<T, false>(row),
+    };
+    let at = match best.is_nan_r() {
+        true => first_position(row, |v| v.is_nan_r()),
+        false => first_position(row, |v| v == best),
+    };
+    at.expect("the extreme is an element of the row")
+}
+
+/// The first position where `hit` holds: blocks of 32 are tested without a branch per
+/// element (which vectorizes), and only the block with a hit is searched.
+#[inline(always)]
+fn first_position<T: Copy>(row: &[T], hit: impl Fn(T) -> bool) -> Option<usize> {
+    const BLOCK: usize = 32;
+    for (b, block) in row.chunks(BLOCK).enumerate() {
+        if block.iter().fold(false, |any, &v| any | hit(v)) {
+            return block.iter().position(|&v| hit(v)).map(|i| b * BLOCK + i);
         }
     }
-    best
+    None
 }

@@ -4,13 +4,14 @@ use std::mem::MaybeUninit;
 
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
-use rayon::prelude::*;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::Scan;
 use crate::kernels::traits::{Arith, Real};
-use crate::kernels::{cast_data, contiguous_data, data_from, gather_data, on_pool, PARALLEL_GRAIN};
+use crate::kernels::{
+    cast_data, contiguous_data, data_from, gather_data, par_chunks_mut, PARALLEL_GRAIN,
+};
 use crate::storage::Data;
 
 /// The length of the scanned dim and how far apart its elements are in row-major order.
@@ -128,10 +129,8 @@ fn scan_lines<T: ScanElem>(
             .div_ceil(block)
             .next_multiple_of(ROWS_AT_ONCE);
     if n >= PARALLEL_GRAIN && n > per_task {
-        on_pool(|| {
-            src.par_chunks(per_task)
-                .zip(dst.par_chunks_mut(per_task))
-                .for_each(|(s, d)| scan(s, d))
+        par_chunks_mut(dst, per_task, |t, d| {
+            scan(&src[t * per_task..][..d.len()], d)
         });
     } else {
         scan(&src, dst);

@@ -6,12 +6,10 @@
 //! what a stable sort of the values would, and needs no comparison callback. Lines are
 //! independent and split over the pool; each one's result does not depend on threads.
 
-use rayon::prelude::*;
-
 use crate::error::Result;
 use crate::kernels::kinds::SortKind;
 use crate::kernels::traits::Real;
-use crate::kernels::{contiguous_data, data_from, on_pool, PARALLEL_GRAIN};
+use crate::kernels::{contiguous_data, data_from, par_chunks_mut, PARALLEL_GRAIN};
 use crate::storage::Data;
 
 /// An order-preserving key: `a < b` (NaN largest, all NaNs equal, -0 == +0) exactly
@@ -137,11 +135,13 @@ pub fn sort(x: &Data, dim: usize, kind: SortKind) -> Result<(Data, Data)> {
         };
         if kept > 0 {
             if lines > 1 && lines * len >= PARALLEL_GRAIN / 4 {
-                on_pool(|| {
-                    picked.par_chunks_mut(kept).enumerate().for_each_init(
-                        || Vec::with_capacity(len),
-                        |scratch, (n, out)| one_line(n, out, scratch),
-                    )
+                // Tasks of whole lines, about 16K elements each, with a scratch each.
+                let lines_per_task = (1usize << 14).div_ceil(len);
+                par_chunks_mut(&mut picked, lines_per_task * kept, |t, out| {
+                    let mut scratch = Vec::with_capacity(len);
+                    for (j, out) in out.chunks_mut(kept).enumerate() {
+                        one_line(t * lines_per_task + j, out, &mut scratch);
+                    }
                 });
             } else {
                 let mut scratch = Vec::with_capacity(len);

@@ -42,8 +42,6 @@ mod trig;
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use dispatch::{map_with, Kernel};
 pub use dispatch::{Elem, Level};
 pub use pow::{pow, pow_at, PowElem};
@@ -138,10 +136,8 @@ pub fn map_vec<E: Elem>(op: Unary, src: &[E]) -> Vec<E> {
 fn map_into<E: Elem>(op: Unary, src: &[E], dst: &mut [MaybeUninit<E>]) {
     let level = Level::detect();
     if src.len() >= crate::kernels::PARALLEL_GRAIN {
-        crate::kernels::on_pool(|| {
-            src.par_chunks(CHUNK)
-                .zip(dst.par_chunks_mut(CHUNK))
-                .for_each(|(s, d)| map_uninit(level, op, s, d))
+        crate::kernels::par_chunks_mut(dst, CHUNK, |c, d| {
+            map_uninit(level, op, &src[c * CHUNK..][..d.len()], d)
         });
     } else {
         map_uninit(level, op, src, dst);

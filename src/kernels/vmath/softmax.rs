@@ -12,8 +12,6 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use super::dispatch::{at_level, Elem, Job, Level, MAX_LANES};
 use super::exp::exp;
 use super::simd::{Fx, Real};
@@ -73,11 +71,7 @@ fn rows<E: Elem>(op: RowOp, sources: [&[E]; 2], dst: &mut [MaybeUninit<E>], len:
     let rows_per_task = (1usize << 14).div_ceil(len);
     let task = rows_per_task * len;
     if dst.len() >= crate::kernels::PARALLEL_GRAIN && dst.len() > task {
-        crate::kernels::on_pool(|| {
-            dst.par_chunks_mut(task)
-                .enumerate()
-                .for_each(|(t, d)| run(t * task, d))
-        });
+        crate::kernels::par_chunks_mut(dst, task, |t, d| run(t * task, d));
     } else {
         run(0, dst);
     }

@@ -1,35 +1,37 @@
 //! How many threads ferrograd uses, with torch's four knobs: `set_num_threads` (intra-op:
-//! the pool that big kernels split their work over) and `set_num_interop_threads` (the
+//! the team that big kernels split their work over) and `set_num_interop_threads` (the
 //! engine's helper threads, which run independent backward nodes side by side; see
 //! engine/workers.rs). Results never depend on either count: kernels split work in
 //! chunks fixed by the sizes alone (see Note: fixed-order reductions in
 //! kernels/reduce.rs), and the engine sums a buffer's contributions in edge order.
 //!
-//! # Note: the intra-op pool
-//! rayon's global pool is sized once per process, while torch lets `set_num_threads`
-//! change the count at any time. So kernels run on a pool of our own, held as an
-//! `Arc<ThreadPool>` in a slot: a kernel launch clones the Arc (the lock is held for that
-//! clone only, never while work runs) and runs on it, so a kernel still running keeps its
-//! pool alive after `set_num_threads` has replaced it; the old pool's threads exit once its
-//! last kernel returns. Only kernels big enough to split come here (`kernels::on_pool`):
-//! small ops never touch the slot, and reading the count is one atomic load.
+//! # Note: the intra-op team
+//! torch lets `set_num_threads` change the count at any time, so kernels run on a team
+//! (team.rs) held as an `Arc<Team>` in a slot: a kernel launch clones the Arc (the lock is
+//! held for that clone only, never while work runs) and runs on it, so a kernel still
+//! running keeps its team alive after `set_num_threads` has replaced it; the old team's
+//! threads exit once its last kernel returns. Only kernels big enough to split come here
+//! (`kernels::par_for`): small ops never touch the slot, and reading the count is one
+//! atomic load.
+
+mod team;
+
+pub use team::Team;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::error::{Error, Result};
 
 /// The intra-op count; 0 until first read or set (then the environment decides).
 static INTRA_OP: AtomicUsize = AtomicUsize::new(0);
 
-/// The pool kernels run on, with the count it was built for.
-static POOL: Mutex<Option<(usize, Arc<ThreadPool>)>> = Mutex::new(None);
+/// The team kernels run on, with the count it was built for.
+static TEAM: Mutex<Option<(usize, Arc<Team>)>> = Mutex::new(None);
 
-/// Most threads one pool is built with, whatever the count says: torch accepts any int32
+/// Most threads one team is built with, whatever the count says: torch accepts any int32
 /// count (and reports it back), but thousands of threads only cost memory here.
-const MAX_POOL_THREADS: usize = 1024;
+const MAX_TEAM_THREADS: usize = 1024;
 
 /// The machine's logical CPU count (1 if unknown), asked once: the engine reads the
 /// inter-op count on every backward, and asking means reading cgroup files.
@@ -71,44 +73,38 @@ pub fn num_threads() -> usize {
     }
 }
 
-/// torch's `set_num_threads(n)`: later kernel launches run on a pool of `n` threads.
+/// torch's `set_num_threads(n)`: later kernel launches run on a team of `n` threads.
 pub fn set_num_threads(n: usize) -> Result<()> {
     if n == 0 {
         return Err(Error::runtime("set_num_threads expects a positive integer"));
     }
     INTRA_OP.store(n, Ordering::Relaxed);
-    // Let the old pool's threads go now rather than at the next big kernel; one still
+    // Let the old team's threads go now rather than at the next big kernel; one still
     // running a kernel is kept alive by that kernel's Arc.
-    let old = lock_pool().take_if(|(built_for, _)| *built_for != n);
+    let old = lock_team().take_if(|(built_for, _)| *built_for != n);
     drop(old);
     Ok(())
 }
 
-fn lock_pool() -> std::sync::MutexGuard<'static, Option<(usize, Arc<ThreadPool>)>> {
+fn lock_team() -> std::sync::MutexGuard<'static, Option<(usize, Arc<Team>)>> {
     // The slot is only ever assigned whole: a poisoned lock still guards a valid value.
-    POOL.lock().unwrap_or_else(|e| e.into_inner())
+    TEAM.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The pool for the current count, built on first use after a change. None if its
-/// threads could not be started: the caller then runs on rayon's global pool.
-pub fn intra_op_pool() -> Option<Arc<ThreadPool>> {
+/// The team for the current count, built on first use after a change.
+pub fn intra_op_team() -> Arc<Team> {
     let n = num_threads();
-    let mut slot = lock_pool();
-    if let Some((built_for, pool)) = slot.as_ref() {
+    let mut slot = lock_team();
+    if let Some((built_for, team)) = slot.as_ref() {
         if *built_for == n {
-            return Some(pool.clone());
+            return team.clone();
         }
     }
-    let pool = ThreadPoolBuilder::new()
-        .num_threads(n.min(MAX_POOL_THREADS))
-        .thread_name(|i| format!("ferrograd-intra-op-{i}"))
-        .build()
-        .ok()
-        .map(Arc::new);
-    let old = std::mem::replace(&mut *slot, pool.clone().map(|p| (n, p)));
+    let team = Arc::new(Team::new(n.min(MAX_TEAM_THREADS)));
+    let old = slot.replace((n, team.clone()));
     drop(slot);
     drop(old);
-    pool
+    team
 }
 
 /// The inter-op setting: unset, set by the user, or frozen by the engine's first use.

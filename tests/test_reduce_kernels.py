@@ -1,0 +1,128 @@
+"""Reductions over leading and middle dims (kernels/reduce.rs `reduce_columns`): a
+contiguous input reduced over dims that kept dims follow is folded down whole rows of
+columns instead of being gathered into rows first. Checked against numpy and against the
+row kernels (the same reduction of a transposed copy), for max/min with and without
+indices, prod, all and any: below and above the size where work is split over threads,
+with NaN, ties, narrow and odd widths, and the layouts that must fall back to rows."""
+
+import numpy as np
+import pytest
+
+import ferrograd as torch
+
+# (shape, dims): leading dims, middle dims, several dims, narrow (falls back), odd widths
+CASES = [
+    ((300, 40), (0,)),
+    ((1024, 1024), (0,)),  # above the grain: split over threads by column blocks
+    ((3, 700, 1100), (1,)),  # one slab per task, several blocks per slab
+    ((64, 50, 300), (1,)),  # several slabs per task
+    ((6, 5, 4, 30), (1, 2)),
+    ((20, 7, 5), (0, 1)),
+    ((500, 4), (0,)),  # inner < 8: the row kernels
+    ((1, 9, 16), (1,)),
+    ((9, 1, 16), (1,)),
+]
+
+
+def _np_reduce(name, a, dims):
+    fn = {"amax": np.max, "amin": np.min, "prod": np.prod, "all": np.all, "any": np.any}[name]
+    return fn(a, axis=dims)
+
+
+def _values(seed, shape, dtype):
+    rng = np.random.default_rng(seed)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.97
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-3, 4, shape).astype(dtype)
+    return (1 + rng.standard_normal(shape) * 1e-3).astype(dtype)
+
+
+@pytest.mark.parametrize(
+    "name, shape, dims",
+    # prod takes one dim, as torch's
+    [(n, s, d) for n in ("amax", "amin", "prod") for s, d in CASES if n != "prod" or len(d) == 1],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_values_match_numpy(name, dtype, shape, dims):
+    a = _values(1, shape, dtype)
+    got = getattr(torch.from_numpy(a), name)(dims if len(dims) > 1 else dims[0])
+    want = _np_reduce(name, a, dims)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got.numpy(), want, rtol=rtol)
+
+
+@pytest.mark.parametrize("shape, dims", CASES)
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_bool_values_match_numpy(name, shape, dims):
+    a = _values(2, shape, np.bool_)
+    got = getattr(torch.from_numpy(a), name)(dims) if len(dims) == 1 else None
+    if got is None:  # all/any take one dim; reduce the others one at a time
+        t = torch.from_numpy(a)
+        for d in sorted(dims, reverse=True):
+            t = getattr(t, name)(d)
+        got = t
+    np.testing.assert_array_equal(got.numpy(), _np_reduce(name, a, dims))
+
+
+def _transposed_rows(t, dim):
+    """The same reduction through the row kernels: dim moved last, made contiguous."""
+    return t.movedim(dim, -1).contiguous()
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (3, 700, 1100), (300, 40)])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_values_and_indices_match_the_row_kernels(op, shape):
+    rng = np.random.default_rng(3)
+    # Few distinct values: many ties, whose first position both kernels pick.
+    a = rng.integers(0, 5, shape).astype(np.float32)
+    t = torch.from_numpy(a)
+    values, indices = getattr(t, op)(dim=len(shape) - 2)
+    ref_values, ref_indices = getattr(_transposed_rows(t, len(shape) - 2), op)(dim=-1)
+    assert torch.equal(values, ref_values)
+    assert torch.equal(indices, ref_indices)
+    np_arg = np.argmax if op == "max" else np.argmin
+    np.testing.assert_array_equal(indices.numpy(), np_arg(a, axis=len(shape) - 2))
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (300, 40)])
+def test_nan_wins_and_its_first_position_is_reported(shape):
+    a = np.ones(shape, np.float32)
+    a[7, 3] = np.nan
+    a[9, 3] = np.nan
+    a[5, 11] = -np.inf
+    a[shape[0] - 1, 12] = np.nan
+    t = torch.from_numpy(a)
+    for op in ("max", "min"):
+        values, indices = getattr(t, op)(0)
+        assert np.isnan(values[3].item()) and indices[3].item() == 7
+        assert np.isnan(values[12].item()) and indices[12].item() == shape[0] - 1
+        reduced = getattr(t, "a" + op)(0).numpy()
+        assert np.isnan(reduced[3]) and np.isnan(reduced[12])
+        assert np.isnan(values.numpy()).sum() == 2
+    assert t.amin(0)[11].item() == -np.inf
+    assert np.isnan(t.prod(0)[3].item())
+
+
+def test_half_and_non_contiguous_inputs():
+    a = _values(4, (600, 520), np.float32)
+    t = torch.from_numpy(a)
+    half = t.half()
+    np.testing.assert_array_equal(half.amax(0).numpy(), a.astype(np.float16).max(0))
+    # A transposed view is not contiguous: the row kernels serve it.
+    np.testing.assert_array_equal(t.t().amax(1).numpy(), a.max(0))
+    np.testing.assert_allclose(t[:, ::2].prod(0).numpy(), a[:, ::2].prod(0), rtol=1e-5)
+
+
+def test_gradients_through_the_column_kernels():
+    # amax splits the gradient evenly among ties; max(dim) sends it to the reported index.
+    a = np.array([[1.0, 2.0, 5.0] * 4, [3.0, 2.0, 5.0] * 4, [3.0, 0.0, 1.0] * 4])
+    t = torch.tensor(a, requires_grad=True)
+    t.amax(0).sum().backward()
+    ties = a == a.max(0)
+    np.testing.assert_array_equal(t.grad.numpy(), ties / ties.sum(0))
+    t.grad = None
+    t.max(0).values.sum().backward()
+    first = np.zeros_like(a)
+    first[a.argmax(0), np.arange(a.shape[1])] = 1
+    np.testing.assert_array_equal(t.grad.numpy(), first)
