@@ -247,3 +247,39 @@ def test_index_add_and_copy_split_over_threads_keep_index_order():
     for k, i in enumerate(index):
         want[i] = src[k]
     np.testing.assert_array_equal(copied.numpy(), want)
+
+
+def _long_index(n, bad):
+    idx = np.arange(n, dtype=np.int64)[::-1].copy()
+    for at, value in bad.items():
+        idx[at] = value
+    return torch.from_numpy(idx)
+
+
+N_LONG = 200_000  # long enough that the index checks run in blocks over threads
+
+
+def test_long_indices_wrap_in_every_block():
+    x = torch.arange(float(N_LONG))
+    idx = _long_index(N_LONG, {150_000: -1, 70_001: -N_LONG, 3: -5})
+    want = np.arange(float(N_LONG))[idx.numpy()]
+    np.testing.assert_array_equal(x.take(idx).numpy(), want)
+    np.testing.assert_array_equal(x[idx].numpy(), want)
+    with pytest.raises(IndexError, match=r"out of range: tried to access index -?\d+ on a tensor"):
+        x.take(_long_index(N_LONG, {150_000: N_LONG}))
+    with pytest.raises(IndexError, match=f"index {N_LONG} is out of bounds for dimension 0"):
+        x[_long_index(N_LONG, {150_000: N_LONG})]
+
+
+@pytest.mark.skipif(IS_REAL_TORCH, reason="torch names any one of the bad indices (a race)")
+def test_long_indices_report_the_first_bad_one_in_index_order():
+    x = torch.arange(float(N_LONG))
+    for bad in (
+        {150_000: N_LONG + 7, 70_001: -(N_LONG + 3)},
+        {70_001: N_LONG + 7, 150_000: -(N_LONG + 3)},
+    ):
+        first = bad[70_001]
+        with pytest.raises(IndexError, match=f"tried to access index {first} on a tensor"):
+            x.take(_long_index(N_LONG, bad))
+        with pytest.raises(IndexError, match=f"index {first} is out of bounds for dimension 0"):
+            x[_long_index(N_LONG, bad)]

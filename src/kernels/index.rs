@@ -13,7 +13,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::traits::Arith;
 use crate::kernels::{
-    contiguous_data, par_chunks_map, par_chunks_mut, par_map_owned, PARALLEL_GRAIN,
+    contiguous_data, par_chunks_map, par_chunks_mut, par_map, par_map_owned, PARALLEL_GRAIN,
 };
 use crate::layout::Layout;
 use crate::shape::{contiguous_strides, Dims};
@@ -266,7 +266,28 @@ fn around(shape: &[usize], dim: usize) -> (usize, usize, usize) {
 
 /// The first index outside `0..len`.
 fn first_out_of_range(index: &[i64], len: usize) -> Option<i64> {
-    index.iter().copied().find(|&i| i < 0 || i as usize >= len)
+    first_refused(index, |i| (i as u64) < len as u64)
+}
+
+/// Index elements one task of an index pass reads.
+const INDEX_CHUNK: usize = 1 << 14;
+
+/// The first element of `index` that `ok` refuses. Blocks are tested whole, without a
+/// branch per element (which vectorizes), split over the team when long; only when one
+/// fails is the culprit looked for.
+fn first_refused(index: &[i64], ok: impl Fn(i64) -> bool + Sync) -> Option<i64> {
+    let all_ok = |block: &[i64]| block.iter().fold(true, |all, &i| all & ok(i));
+    let fine = if index.len() >= PARALLEL_GRAIN {
+        let blocks = index.len().div_ceil(INDEX_CHUNK);
+        let block = |t: usize| &index[t * INDEX_CHUNK..index.len().min((t + 1) * INDEX_CHUNK)];
+        par_map(blocks, |t| all_ok(block(t))).into_iter().all(|b| b)
+    } else {
+        all_ok(index)
+    };
+    match fine {
+        true => None,
+        false => index.iter().copied().find(|&i| !ok(i)),
+    }
 }
 
 /// `index_select`: `out[o, k, i] = src[o, index[k], i]`, splitting `src` around `dim`
@@ -410,17 +431,28 @@ pub fn restride<T: Arith>(
 pub fn wrap_index(index: &Data, size: usize, negative: bool) -> std::result::Result<Vec<i64>, i64> {
     // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
     let idx = unsafe { contiguous_data::<i64>(index) };
-    let n = size as i64;
-    // A loop into a sized Vec: collecting into a Result does not know the length and
-    // grows (and copies) the Vec as it goes.
-    let mut out = Vec::with_capacity(idx.len());
-    for &i in idx.iter() {
-        out.push(match i {
-            _ if (0..n).contains(&i) => i,
-            _ if negative && (-n..0).contains(&i) => i + n,
-            _ => return Err(i),
-        });
+    let n = i64::try_from(size).unwrap_or(i64::MAX);
+    let low = if negative { -n } else { 0 };
+    if let Some(bad) = first_refused(&idx, |i| low <= i && i < n) {
+        return Err(bad);
     }
+    // All in range: a negative index (only there when allowed) gets `n` added, without
+    // a branch (the sign bit spread over the word selects `n`).
+    let wrap = |d: &mut [MaybeUninit<i64>], from: &[i64]| {
+        for (o, &i) in d.iter_mut().zip(from) {
+            o.write(i + ((i >> 63) & n));
+        }
+    };
+    let mut out = Vec::with_capacity(idx.len());
+    let dst = &mut out.spare_capacity_mut()[..idx.len()];
+    if idx.len() >= PARALLEL_GRAIN {
+        par_chunks_mut(dst, INDEX_CHUNK, |t, d| wrap(d, &idx[t * INDEX_CHUNK..]));
+    } else {
+        wrap(dst, &idx);
+    }
+    // SAFETY: every element was written: the chunks tile `dst`, each paired with as many
+    // indices.
+    unsafe { out.set_len(idx.len()) };
     Ok(out)
 }
 

@@ -137,7 +137,10 @@ impl Plan {
         for (k, (t, &d)) in indices.iter().zip(&self.pos).enumerate() {
             let wrapped = wrap_index(x, t, self.shape[d], k)?;
             let inner: usize = self.pos[k + 1..].iter().map(|&e| self.shape[e]).product();
-            let term = mul_scalar(&wrapped, Scalar::Int(inner as i64))?;
+            let term = match inner {
+                1 => wrapped,
+                _ => mul_scalar(&wrapped, Scalar::Int(inner as i64))?,
+            };
             linear = Some(match linear {
                 Some(l) => add(&l, &term)?,
                 None => term,
