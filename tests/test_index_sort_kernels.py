@@ -283,3 +283,24 @@ def test_long_indices_report_the_first_bad_one_in_index_order():
             x.take(_long_index(N_LONG, bad))
         with pytest.raises(IndexError, match=f"index {first} is out of bounds for dimension 0"):
             x[_long_index(N_LONG, bad)]
+
+
+@pytest.mark.parametrize("rows", [3, 700])  # one thread, and split over threads by rows
+def test_scatter_along_the_last_dim_row_by_row(rows):
+    # The index is narrower than src along the last dim (src's extra columns are
+    # unread), and repeats within a row: scatter_add sums, scatter keeps the last write.
+    rng = np.random.default_rng(5)
+    index = rng.integers(0, 6, (rows, 9))
+    src = rng.standard_normal((rows, 12))
+    base = rng.standard_normal((rows, 6))
+    added, copied = base.copy(), base.copy()
+    for r in range(rows):
+        for j in range(9):
+            added[r, index[r, j]] += src[r, j]
+            copied[r, index[r, j]] = src[r, j]
+    t_index, t_src, t_base = (torch.from_numpy(a) for a in (index, src, base))
+    np.testing.assert_allclose(t_base.scatter_add(1, t_index, t_src).numpy(), added, rtol=1e-12)
+    np.testing.assert_array_equal(t_base.scatter(1, t_index, t_src).numpy(), copied)
+    index[rows - 1, 4] = -1
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 6"):
+        t_base.scatter_add(1, torch.from_numpy(index), t_src)

@@ -170,9 +170,25 @@ pub fn scatter_into<T: Arith>(
     let (idx, vals) = unsafe { (contiguous_data::<i64>(index), contiguous_data::<T>(src)) };
     let (ishape, sshape) = (&index.layout().shape, &src.layout().shape);
     // One walk for each kind of write, so neither tests `accumulate` per element.
+    // Along the last dim, with the same leading dims everywhere, the rows of index, out
+    // and src pair up one to one and each is one contiguous line.
+    let nd = ishape.len();
+    let lines = nd > 0
+        && dim == nd - 1
+        && bshape.len() == nd
+        && bshape[nd - 1] > 0
+        && sshape.len() == nd
+        && ishape[..nd - 1] == bshape[..nd - 1]
+        && ishape[..nd - 1] == sshape[..nd - 1];
     let write = |out: &mut [T], idx: &[i64], vals: &[T], level: usize| {
         let shapes = [&ishape[..], bshape, sshape];
-        if accumulate {
+        if lines {
+            let widths = (ishape[nd - 1], bshape[nd - 1], sshape[nd - 1]);
+            match accumulate {
+                true => scatter_lines(out, idx, vals, widths, dim, |o: &mut T, v| *o = *o + v),
+                false => scatter_lines(out, idx, vals, widths, dim, |o: &mut T, v| *o = v),
+            }
+        } else if accumulate {
             walk_scatter(idx, shapes, dim, level, |o, v| out[o] = out[o] + vals[v])
         } else {
             walk_scatter(idx, shapes, dim, level, |o, v| out[o] = vals[v])
@@ -199,6 +215,35 @@ pub fn scatter_into<T: Arith>(
         write(&mut out, &idx, &vals, 0)?;
     }
     Ok(out)
+}
+
+/// `scatter_into`'s walk when index, out and src are rows of widths `(index, out, src)`
+/// that pair up one to one: each line of `out` is indexed directly (one range check per
+/// element, no offset arithmetic beyond it), in index order.
+fn scatter_lines<T: Copy>(
+    out: &mut [T],
+    idx: &[i64],
+    vals: &[T],
+    (iw, ow, sw): (usize, usize, usize),
+    dim: usize,
+    write: impl Fn(&mut T, T),
+) -> Result<()> {
+    if iw == 0 {
+        return Ok(());
+    }
+    let rows = idx
+        .chunks_exact(iw)
+        .zip(out.chunks_exact_mut(ow))
+        .zip(vals.chunks(sw));
+    for ((ix, line), src) in rows {
+        for (&i, &v) in ix.iter().zip(src) {
+            if (i as u64) >= line.len() as u64 {
+                return Err(out_of_bounds(i, line.len(), dim));
+            }
+            write(&mut line[i as usize], v);
+        }
+    }
+    Ok(())
 }
 
 /// `f(out_offset, src_offset)` for each element of `index`, in row-major order: where
