@@ -93,9 +93,10 @@ fn blocks(m: usize, n: usize, k: usize) -> Vec<Block> {
 }
 
 /// Narrowest block side (unless the side itself is shorter). Each block repacks the
-/// other operand; at 64 and up that cost is lost in the noise (measured on 1024³,
-/// 128×784×512 and 784×128×512 f32 products, one thread: no slower than one block).
-const BLOCK_MIN: usize = 64;
+/// other operand, so fewer, wider blocks repack less: 128 against 64 took a 1024³ f32
+/// product from 5.8 to 5.55 ms on two threads (2-core Xeon), and still splits the MLP
+/// benchmark's products (sides 128, 512, 784) into an even number of blocks.
+const BLOCK_MIN: usize = 128;
 /// Most blocks per product.
 const MAX_BLOCKS: usize = 64;
 
