@@ -147,10 +147,10 @@ impl Backend for Cpu {
         let shape = x.layout().shape.clone();
         // SAFETY: read-only; dropped before returning.
         let index = unsafe { crate::kernels::contiguous_data::<i64>(index) };
-        let src = cast_data(src, x.dtype());
+        // write_rows reads src as x's dtype, casting as it reads (no copy when they match).
         Ok(crate::with_arith!(x.dtype(), "index_add", T => {
             let base = crate::kernels::gather_data::<T>(x);
-            crate::kernels::index::write_rows::<T>(base, &shape, dim, &index, &src, accumulate)
+            crate::kernels::index::write_rows::<T>(base, &shape, dim, &index, src, accumulate)
                 .map(|v| data_from(v, &shape))
         }))
     }
