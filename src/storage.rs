@@ -456,6 +456,18 @@ impl<'a, T: Element> Access<'a, T> {
         }
     }
 
+    /// Store `v` at each element of the stride-1 run `start..start + len`.
+    ///
+    /// # Safety
+    /// As `write_run`.
+    #[inline(always)]
+    pub unsafe fn fill_run(&self, start: usize, len: usize, v: T) {
+        let p = self.base.add(start);
+        for i in 0..len {
+            p.add(i).write(v);
+        }
+    }
+
     /// Copy `values` into the stride-1 run `start..start + values.len()`.
     ///
     /// # Safety

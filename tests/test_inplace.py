@@ -7,6 +7,8 @@ under no_grad / inference mode).
 
 import re
 
+import numpy as np
+
 import ferrograd as torch
 import pytest
 
@@ -282,3 +284,40 @@ def test_C104_inference_mode_view_modified_outside_raises():
         "A view was created in inference mode and is being modified inplace in normal mode."
     ):
         v.add_(1)
+
+
+# ------------------------------------------- writes into contiguous memory, split over threads
+
+
+@pytest.mark.parametrize("n", [1000, 300_001])  # one thread; chunks over threads
+def test_contiguous_writes_fill_copy_and_update_every_element(n):
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(n), rng.standard_normal(n)
+    x = torch.from_numpy(a.copy())
+    x.copy_(torch.from_numpy(b))
+    np.testing.assert_array_equal(x.numpy(), b)
+    x.add_(torch.from_numpy(a))
+    np.testing.assert_array_equal(x.numpy(), b + a)
+    x.fill_(2.5)
+    assert (x.numpy() == 2.5).all()
+    x.zero_()
+    assert not x.numpy().any()
+    # An offset view of a bigger storage: only its own elements change.
+    big = torch.from_numpy(np.arange(n + 10.0))
+    big[5 : n + 5].copy_(torch.from_numpy(b))
+    big[5 : n + 5].mul_(2)
+    want = np.arange(n + 10.0)
+    want[5 : n + 5] = 2 * b
+    np.testing.assert_array_equal(big.numpy(), want)
+
+
+def test_copy_from_an_overlapping_view_of_the_same_storage():
+    x = torch.arange(400_000.0)
+    x[1:].copy_(x[:-1].clone())
+    assert x[:4].tolist() == [0.0, 0.0, 1.0, 2.0] and x[-1].item() == 399_998.0
+    y = torch.arange(400_000.0)
+    y.copy_(y.flip(0))
+    np.testing.assert_array_equal(y.numpy(), np.arange(400_000.0)[::-1])
+    z = torch.arange(10.0).repeat(40_000)
+    z.copy_(torch.tensor(3.0))  # broadcast source
+    assert (z.numpy() == 3.0).all()

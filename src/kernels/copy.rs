@@ -10,12 +10,63 @@ use crate::storage::Data;
 /// Safe when `src` aliases `dst`: the source is read into a temporary first.
 pub fn write_into(dst: &Data, src: &Data) -> Result<()> {
     let src_layout = src.layout().expand_to(&dst.layout().shape)?;
+    if src_layout.numel() > 0 && src_layout.strides.iter().all(|&s| s == 0) {
+        // One value everywhere (a scalar broadcast, fill_): read it, then fill.
+        crate::with_dtype!(dst.dtype(), D => {
+            let one = crate::with_dtype!(src.dtype(), S => {
+                // SAFETY: the layout's one element, checked against src's storage.
+                let v = unsafe { access_as::<S>(src, src_layout.clone()).read(src_layout.offset) };
+                crate::dtype::cast::<S, D>(v)
+            });
+            fill(dst, one);
+        });
+        return Ok(());
+    }
+    if copy_contiguous(dst, src, &src_layout) {
+        return Ok(());
+    }
     crate::with_dtype!(dst.dtype(), D => {
         let values: Vec<D> = crate::with_dtype!(src.dtype(), S =>
             crate::kernels::gather_cast::<S, D>(&access_as::<S>(src, src_layout)));
         write_values(dst, &values);
     });
     Ok(())
+}
+
+/// Elements per task when a contiguous write is split over the team.
+const WRITE_CHUNK: usize = 1 << 15;
+
+/// The common case of `write_into`, done directly: `dst` and `src` contiguous, of one
+/// dtype, in different storages (so they cannot overlap), copied storage to storage in
+/// chunks over the team, with no temporary. False (nothing written) otherwise.
+fn copy_contiguous(dst: &Data, src: &Data, src_layout: &crate::layout::Layout) -> bool {
+    let same_storage = std::sync::Arc::ptr_eq(dst.storage(), src.storage());
+    if same_storage || dst.dtype() != src.dtype() || !dst.layout().is_contiguous() {
+        return false;
+    }
+    if !src_layout.is_contiguous() || dst.dtype() == crate::dtype::DType::Bool {
+        return false;
+    }
+    crate::with_dtype!(dst.dtype(), T => {
+        let (out, from) = (access::<T>(dst), access_as::<T>(src, src_layout.clone()));
+        let (n, d0) = (dst.layout().numel(), dst.layout().offset);
+        // SAFETY: both layouts are contiguous and checked against their storages; the
+        // storages differ, so the source slice is never written while it lives, and the
+        // chunks written are disjoint runs of dst's layout (access note).
+        let values = unsafe { from.contiguous() }.expect("a contiguous, non-bool layout");
+        let task = |t: usize| {
+            let start = t * WRITE_CHUNK;
+            let run = &values[start..n.min(start + WRITE_CHUNK)];
+            unsafe { out.write_run(d0 + start, run) };
+        };
+        let tasks = n.div_ceil(WRITE_CHUNK);
+        if n >= crate::kernels::PARALLEL_GRAIN {
+            crate::kernels::par_for(tasks, task);
+        } else {
+            (0..tasks).for_each(task);
+        }
+    });
+    true
 }
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.
@@ -47,6 +98,23 @@ pub fn write_values<T: Element>(dst: &Data, values: &[T]) {
 /// Fill every element of `dst` with one value.
 pub fn fill<T: Element>(dst: &Data, value: T) {
     let out = access::<T>(dst);
+    if dst.layout().is_contiguous() {
+        // One run, filled in chunks (over the team when long) by a loop that vectorizes.
+        let (n, d0) = (dst.layout().numel(), dst.layout().offset);
+        let task = |t: usize| {
+            let start = t * WRITE_CHUNK;
+            // SAFETY: a part of dst's one run; the parts are disjoint; no reference into
+            // dst's storage is alive.
+            unsafe { out.fill_run(d0 + start, WRITE_CHUNK.min(n - start), value) };
+        };
+        let tasks = n.div_ceil(WRITE_CHUNK);
+        if n >= crate::kernels::PARALLEL_GRAIN {
+            crate::kernels::par_for(tasks, task);
+        } else {
+            (0..tasks).for_each(task);
+        }
+        return;
+    }
     for_each_inner_run(out.layout(), |start, stride, len| {
         for i in 0..len {
             // SAFETY: an element of dst's layout; no reference into its storage is alive.

@@ -219,6 +219,11 @@ impl Op for Copy {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (dst, src) = (&inputs[0], &inputs[1]);
         let expanded = crate::ops::view::expand(&src.alias_detached(), &dst.shape())?;
+        // Of dst's dtype already, the source view itself is the value: the write reads
+        // it directly (through a temporary only when it shares dst's storage).
+        if expanded.dtype() == dst.dtype() {
+            return Ok(smallvec::smallvec![expanded]);
+        }
         Ok(smallvec::smallvec![crate::ops::device::cast(
             &expanded,
             dst.dtype()
@@ -283,10 +288,11 @@ impl Op for Fill {
                 )));
             }
         }
-        Ok(smallvec::smallvec![Tensor::full(
-            &t.shape(),
-            self.value,
-            t.dtype()
+        // One element, expanded: the write fills dst with it (kernels::copy::write_into).
+        let one = Tensor::full(&[], self.value, t.dtype())?;
+        Ok(smallvec::smallvec![crate::ops::view::expand(
+            &one,
+            &t.shape()
         )?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
