@@ -11,7 +11,7 @@ use crate::ops::rules::{
     batch_front, batch_size, bilinear_jvp, front_or_expand, linear_jvp, to_front,
 };
 use crate::ops::unary::conj;
-use crate::ops::view::{expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
+use crate::ops::view::{expand, permute, reshape, squeeze, transpose, unsafe_view, unsqueeze};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -379,21 +379,6 @@ impl Op for Dot {
 }
 pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Dot, &[a.clone(), b.clone()])
-}
-
-/// A reshape whose result is not tracked as a view (torch's `_unsafe_view`).
-fn unsafe_view(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    if x.layout().view(shape).is_none() || !x.is_contiguous() {
-        return reshape(x, shape);
-    }
-    apply1(
-        ViewOp {
-            name: "UnsafeViewBackward0",
-            kind: ViewKind::View(shape.into()),
-            tracked_view: false,
-        },
-        std::slice::from_ref(x),
-    )
 }
 
 /// torch.matmul: picks dot / mv / mm / bmm by operand ranks, broadcasting batch dims.
