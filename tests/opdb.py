@@ -441,6 +441,8 @@ MATMUL_GRAD_FNS = {
     4: "UnsafeViewBackward0",
     5: "UnsafeViewBackward0",
     6: "UnsafeViewBackward0",
+    # a grad-requiring matrix @ a batch: one mm of the folded transposes, made contiguous
+    7: "CloneBackward0",
     8: "UnsafeViewBackward0",
     9: "UnsafeViewBackward0",
 }

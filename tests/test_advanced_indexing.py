@@ -491,14 +491,41 @@ def test_vmap_refuses_nonzero():
         vmap(torch.nonzero)(_batch()[0])
 
 
-@known(
-    "vmap(torch.argwhere)(x): torch loops over the examples (a slow fallback) and stacks "
-    "equal-sized results; ferrograd refuses with the boolean-mask message",
-    raises=RuntimeError,
-)
 def test_vmap_argwhere_falls_back_to_a_loop():
     out = vmap(torch.argwhere)(_batch()[0] + 1)
     assert out.tolist() == [[[0], [1], [2]]] * 5
+
+
+ARGWHERE_FALLBACK = (
+    "There is a performance drop because we have not yet implemented the batching rule "
+    "for aten::argwhere. Please file us an issue on GitHub so that we can prioritize its "
+    "implementation."
+)
+
+
+def test_vmap_argwhere_loop_stacks_equal_shapes_only():
+    bx, _ = _batch()
+    with pytest.warns(UserWarning, match=re.escape(ARGWHERE_FALLBACK)):
+        out = vmap(torch.argwhere)(bx % 3 == 1)
+    assert out.tolist() == [[[1]]] * 5
+    with raises(
+        RuntimeError,
+        "stack expects each tensor to be equal size, but got [3, 1] at entry 0 and [2, 1] "
+        "at entry 1",
+    ):
+        vmap(torch.argwhere)(bx - 4)
+    # Over dim 1, out_dims 1, nested: each example's coordinates.
+    grid = torch.ones(2, 3, 4, dtype=D)
+    assert vmap(torch.argwhere, in_dims=1)(grid).shape == (3, 8, 2)
+    assert vmap(torch.argwhere, out_dims=1)(grid).shape == (12, 2, 2)
+    assert vmap(vmap(torch.argwhere))(grid).shape == (2, 3, 4, 1)
+    assert vmap(torch.argwhere)(torch.zeros(5, 3)).shape == (5, 0, 1)
+    with raises(
+        RuntimeError,
+        "Batching rule not implemented for aten::argwhere. The fallback path does not "
+        "support vmap over dims of size 0.",
+    ):
+        vmap(torch.argwhere)(torch.zeros(0, 3))
 
 
 def test_vmap_setitem_into_a_batched_clone():
@@ -518,11 +545,6 @@ def test_vmap_setitem_into_a_batched_clone():
     assert summed.tolist() == [[2.0, 0.0, 0.0]] * 2
 
 
-@known(
-    "vmap of q[[0]] = v with q unbatched, v batched: torch refuses with 'vmap: index_put_"
-    "(self, *extra_args) is not possible ...'; ferrograd: 'output with shape [2, 3] doesn't "
-    "match the broadcast shape [5, 2, 3]'"
-)
 def test_vmap_setitem_of_a_batched_value_into_an_unbatched_tensor():
     def write(v):
         q = torch.zeros(2, 3, dtype=D)
@@ -539,3 +561,54 @@ def test_vmap_setitem_of_a_batched_value_into_an_unbatched_tensor():
         "please file a bug report instead.",
     ):
         vmap(write)(torch.arange(15.0, dtype=D).reshape(5, 3))
+
+
+def _unbatched_self(op):
+    return (
+        f"vmap: {op}(self, *extra_args) is not possible because there exists a Tensor `other` "
+        "in extra_args that has more elements than `self`. This happened due to `other` being "
+        "vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+        f"out-of-place operators instead of {op}. If said operator is being called inside "
+        "the PyTorch framework, please file a bug report instead."
+    )
+
+
+def _into_zeros(write):
+    def f(v):
+        q = torch.zeros(2, 3, dtype=D)
+        write(q, v)
+        return q
+
+    return f
+
+
+@pytest.mark.parametrize(
+    "op, write, values",
+    [
+        ("index_put_", lambda q, v: q.__setitem__(q > 5, v[0]), None),
+        ("index_put_", lambda q, v: q.index_put_((torch.tensor([0]),), v, True), None),
+        ("index_put_", lambda q, v: q.__setitem__((0, [1]), v[0]), None),
+        ("inplace arithmetic", lambda q, v: q.__setitem__(0, v), None),
+        ("inplace arithmetic", lambda q, v: q.copy_(v), None),
+        ("index_fill_", lambda q, i: q.index_fill_(0, i, 1.0), torch.tensor([[0], [1]])),
+        ("index_fill_", lambda q, v: q.index_fill_(0, torch.tensor([0]), v), torch.ones(5)),
+    ],
+)
+def test_vmap_in_place_writes_into_an_unbatched_self(op, write, values):
+    if values is None:
+        values = torch.arange(15.0, dtype=D).reshape(5, 3)
+    with raises(RuntimeError, _unbatched_self(op)):
+        vmap(_into_zeros(write))(values)
+
+
+def test_vmap_in_place_writes_into_a_batched_self():
+    rows = torch.arange(15.0, dtype=D).reshape(5, 3)
+
+    def write(q, v):
+        q = q.clone()
+        q[0] = v
+        q.index_fill_(0, torch.tensor([1]), 7.0)
+        return q
+
+    out = vmap(write)(torch.zeros(5, 2, 3, dtype=D), rows)
+    assert out.tolist() == [[r, [7.0] * 3] for r in rows.tolist()]

@@ -7,6 +7,7 @@ or gradcheck (C59, C211 for complex gradients in general)."""
 import ferrograd as torch
 import numpy as np
 import pytest
+from conftest import IS_REAL_TORCH
 from ferrograd.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(11)
@@ -183,6 +184,32 @@ def test_complex_and_polar_errors():
         )
     with pytest.raises(RuntimeError, match="must match the size"):
         torch.complex(torch.zeros(2), torch.zeros(3))
+
+
+@pytest.mark.parametrize("name", ["complex", "polar"])
+def test_complex_and_polar_of_half(name):
+    """torch makes a ComplexHalf (complex32) result from two float16 tensors; ferrograd has
+    no complex32 dtype and refuses with NotImplementedError, after torch's own checks."""
+    fn = getattr(torch, name)
+    h = torch.ones(2, dtype=torch.float16)
+    with pytest.raises(RuntimeError) as info:
+        fn(h, torch.ones(2))
+    assert str(info.value) == (
+        "Expected object of scalar type Half but got scalar type Float for second argument"
+    )
+    b = h.to(torch.bfloat16)
+    with pytest.raises(NotImplementedError) as info:
+        fn(b, b)
+    assert str(info.value) == (
+        "Expected both inputs to be Half, Float or Double tensors but got BFloat16 and BFloat16"
+    )
+    if IS_REAL_TORCH:
+        assert fn(h, h).dtype == torch.complex32
+        return
+    for args in ((h, h), (h.clone().requires_grad_(), h)):
+        with pytest.raises(NotImplementedError) as info:
+            fn(*args)
+        assert str(info.value) == f"{name}: ComplexHalf (complex32) results are not supported"
 
 
 # ----------------------------------------------------------------------------- autograd

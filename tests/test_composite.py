@@ -109,3 +109,68 @@ def test_matrix_power_zero_gradient():
     assert out.tolist() == [[1.0, 0.0], [0.0, 1.0]]
     out.sum().backward()
     assert a.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def _chain(y, depth=4):
+    """The first nodes of y's graph, following each node's first input."""
+    names, node = [], y.grad_fn
+    while node is not None and len(names) < depth:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+def _grad(x):
+    return x.detach().clone().requires_grad_()
+
+
+@pytest.mark.parametrize(
+    "a, b, chain",
+    [
+        # kron: the broadcast product of the interleaved dims, merged by _unsafe_view
+        ("kron", (2, 3), ["UnsafeViewBackward0", "MulBackward0"]),
+        # a grad-requiring matrix @ a batch: b's batch folded into one mm, transposed back
+        ((3, 4), (2, 4, 2), ["CloneBackward0", "TransposeBackward0", "UnsafeViewBackward0",
+                             "MmBackward0"]),
+        ((3, 4), (2, 2, 4, 2), ["CloneBackward0", "TransposeBackward0", "UnsafeViewBackward0",
+                                "MmBackward0"]),
+        ((4,), (2, 4, 2), ["UnsafeViewBackward0", "MvBackward0"]),
+        ((1, 4), (2, 4, 3), ["TransposeBackward0", "UnsafeViewBackward0", "MmBackward0"]),
+        # a grad-requiring batch of one is dropped, not expanded
+        ((1, 3, 4), (2, 4, 2), ["CloneBackward0", "TransposeBackward0", "UnsafeViewBackward0",
+                                "MmBackward0"]),
+        ((2, 3, 4), (4, 2), ["UnsafeViewBackward0", "MmBackward0"]),
+    ],
+)  # fmt: skip
+def test_graphs_that_end_in_unsafe_view(a, b, chain):
+    rng = np.random.default_rng(0)
+    if a == "kron":
+        x, y = rng.standard_normal(b), rng.standard_normal((2, 2))
+        left = _grad(torch.tensor(x))
+        out = torch.kron(left, torch.tensor(y))
+        ref, fn = np.kron(x, y), lambda t: torch.kron(t, torch.tensor(y))
+        assert out.grad_fn._saved_self_sym_sizes == (2, 2, 3, 2)
+    else:
+        x, y = rng.standard_normal(a), rng.standard_normal(b)
+        left = _grad(torch.tensor(x))
+        out = left @ torch.tensor(y)
+        ref, fn = np.matmul(x, y), lambda t: t @ torch.tensor(y)
+    assert _chain(out, len(chain)) == chain
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(fn, (left,))
+
+
+def test_matmul_shape_errors_follow_the_path_taken():
+    a, b = torch.ones(3, 4, dtype=torch.float64), torch.ones(2, 5, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"^mm: mat1 and mat2 shapes cannot be multiplied "
+                       r"\(4x5 and 4x3\)$"):
+        _grad(a) @ b
+    with pytest.raises(RuntimeError, match=r"^mm: mat1 and mat2 shapes cannot be multiplied "
+                       r"\(8x5 and 4x3\)$"):
+        torch.ones(2, 4, 5) @ torch.ones(4, 3)
+    with pytest.raises(RuntimeError, match=r"^mm: mat1 and mat2 shapes cannot be multiplied "
+                       r"\(4x5 and 4x3\)$"):
+        torch.mm(torch.ones(4, 5), torch.ones(4, 3))
+    with pytest.raises(RuntimeError, match=r"^Expected size for first two dimensions of "
+                       r"batch2 tensor to be: \[2, 4\] but got: \[2, 5\]\.$"):
+        a @ b

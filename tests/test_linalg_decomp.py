@@ -227,6 +227,53 @@ CASES = [
         "linalg.pinv(Long{[3, 3]}): expected a tensor with 2 or more dimensions of float, "
         "double, cfloat or cdouble types",
     ),
+    # pinv's tensor tolerances: not differentiable, not complex, broadcast with the batch
+    (
+        "torch.linalg.pinv(a, atol=torch.ones(1, dtype=torch.float64, requires_grad=True))",
+        RuntimeError,
+        "The function 'linalg_pinv' is not differentiable with respect to argument 'atol'. "
+        "This input cannot have requires_grad True.",
+    ),
+    (
+        "torch.linalg.pinv(a, rtol=torch.tensor(0.5, requires_grad=True))",
+        RuntimeError,
+        "The function 'linalg_pinv' is not differentiable with respect to argument 'rtol'. "
+        "This input cannot have requires_grad True.",
+    ),
+    (
+        "torch.linalg.pinv(v, atol=torch.ones(2, dtype=torch.float64))",
+        RuntimeError,
+        "linalg.pinv(Double{[3]}): expected a tensor with 2 or more dimensions of float, "
+        "double, cfloat or cdouble types",
+    ),
+    (
+        "torch.linalg.pinv(a, atol=torch.tensor(0.5 + 0j))",
+        RuntimeError,
+        "torch.linalg.pinv: atol tensor of complex type is not supported. Got ComplexFloat",
+    ),
+    (
+        "torch.linalg.pinv(a, atol=torch.ones(2), rtol=torch.ones(1, dtype=torch.complex128))",
+        RuntimeError,
+        "torch.linalg.pinv: rtol tensor of complex type is not supported. Got ComplexDouble",
+    ),
+    (
+        "torch.linalg.pinv(torch.ones(3, 2, 2, dtype=torch.float64), atol=torch.ones(2))",
+        RuntimeError,
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+        "dimension 0",
+    ),
+    (
+        "torch.linalg.pinv(a, atol=torch.ones(3), rtol=0.5)",
+        TypeError,
+        "linalg_pinv() received an invalid combination of arguments - got (Tensor, "
+        "rtol=float, atol=Tensor), but expected one of:\n"
+        " * (Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+        "Tensor out = None)\n"
+        " * (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
+        "Tensor out = None)\n"
+        " * (Tensor input, Tensor rcond, bool hermitian = False, *, Tensor out = None)\n"
+        " * (Tensor input, float rcond, bool hermitian = False, *, Tensor out = None)\n",
+    ),
 ]
 
 
@@ -256,6 +303,84 @@ def _np(t):
 
 def _eye_like(a):
     return np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+
+
+def _np_pinv(a, atol, rtol, hermitian=False):
+    """numpy's pinv of each matrix of `a` with the singular values (the eigenvalues'
+    absolute values for `hermitian`) at or below max(atol, rtol * the largest) dropped;
+    atol and rtol broadcast against the batch."""
+    if hermitian:
+        s, u = np.linalg.eigh(a)
+        left = u
+    else:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        left = vh.conj().swapaxes(-1, -2)
+    size = np.abs(s)
+    top = size.max(-1, keepdims=True)
+    tol = np.maximum(np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * top)
+    inv = np.where(size > tol, 1 / np.where(size > tol, s, 1), 0)
+    return left * inv[..., None, :] @ u.conj().swapaxes(-1, -2)
+
+
+def test_pinv_tensor_tolerances():
+    a = _rand(3, 4, 5)
+    s = np.linalg.svd(a, compute_uv=False)
+    eps = np.finfo(np.float64).eps * 5
+    # One atol per matrix, each between two of its singular values.
+    atol = (s[:, 1] + s[:, 2]) / 2
+    A = torch.tensor(a)
+    out = torch.linalg.pinv(A, atol=torch.tensor(atol))
+    assert out.shape == (3, 5, 4)
+    np.testing.assert_allclose(_np(out), _np_pinv(a, atol, 0.0), atol=1e-10)
+    # Broadcast past the batch: (3, 1) against (3,) gives (3, 3).
+    col = torch.tensor(atol).reshape(3, 1)
+    wide = torch.linalg.pinv(A, atol=col)
+    assert wide.shape == (3, 3, 5, 4)
+    np.testing.assert_allclose(_np(wide), _np_pinv(a, atol[:, None], 0.0), atol=1e-10)
+    # rtol alone (atol 0), and an int and a float32 atol.
+    rtol = torch.tensor([0.1, 0.5, 0.9], dtype=F64)
+    np.testing.assert_allclose(
+        _np(torch.linalg.pinv(A, rtol=rtol)), _np_pinv(a, 0.0, _np(rtol)), atol=1e-10
+    )
+    ints = torch.linalg.pinv(A, atol=torch.tensor([0, 1, 2]))
+    np.testing.assert_allclose(_np(ints), _np_pinv(a, [0, 1, 2], [eps, 0, 0]), atol=1e-10)
+    f32 = torch.linalg.pinv(A, atol=torch.tensor([0.1, 1.0, 5.0]))
+    assert f32.dtype == F64
+    # Without rtol: eps * max(m, n) where atol is not positive, else 0.
+    mixed = torch.tensor([0.0, -1.0, 2.0], dtype=F64)
+    np.testing.assert_allclose(
+        _np(torch.linalg.pinv(A, atol=mixed)),
+        _np_pinv(a, _np(mixed), [eps, eps, 0.0]),
+        atol=1e-10,
+    )
+    # hermitian: the eigenvalues' absolute values against the tolerances.
+    h = a[:, :4, :4] + a[:, :4, :4].swapaxes(-1, -2)
+    w = np.sort(np.abs(np.linalg.eigvalsh(h)), -1)
+    hatol = (w[:, 1] + w[:, 2]) / 2
+    herm = torch.linalg.pinv(torch.tensor(h), atol=torch.tensor(hatol), hermitian=True)
+    np.testing.assert_allclose(_np(herm), _np_pinv(h, hatol, 0.0), atol=1e-10)
+
+
+def test_pinv_tensor_tolerances_are_not_differentiated():
+    a = torch.tensor(_rand(2, 3, 4), requires_grad=True)
+    # Below every singular value: torch's rule is the gradient of the exact pinv.
+    atol = torch.tensor([1e-3, 2e-3], dtype=F64)
+    out = torch.linalg.pinv(a, atol=atol)
+    assert out.grad_fn.name() == "LinalgPinvBackward0"
+    assert torch.autograd.gradcheck(lambda x: torch.linalg.pinv(x, atol=atol), (a,))
+    with torch.no_grad():
+        free = torch.linalg.pinv(a, atol=atol.clone().requires_grad_())
+    assert not free.requires_grad
+
+
+def test_pinv_tensor_tolerances_under_vmap():
+    a = torch.tensor(_rand(4, 3, 4, 5))
+    atol = torch.tensor([0.5, 1.0, 2.0], dtype=F64)
+    vmapped = torch.func.vmap(lambda x: torch.linalg.pinv(x, atol=atol))(a)
+    looped = torch.stack([torch.linalg.pinv(x, atol=atol) for x in a])
+    np.testing.assert_allclose(_np(vmapped), _np(looped), atol=1e-12)
+    both = torch.func.vmap(lambda x, t: torch.linalg.pinv(x, atol=t))(a, atol.expand(4, 3) * 1)
+    np.testing.assert_allclose(_np(both), _np(looped), atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])

@@ -88,6 +88,31 @@ def test_cumprod_gradient_through_zeros_first_and_second_order():
     assert _list(g)[1] == [6.0, 0.0, 0.0, 0.0]
 
 
+def test_cumprod_rules_that_record_a_graph_are_the_same_derivatives():
+    """With a graph to record (create_graph, or forward AD of an input that requires grad)
+    cumprod's rules take their every-order form, the Jacobian contracted with the
+    cotangent (over the outputs) or the tangent (over the inputs): the same numbers as
+    the first-order forms, not the transposed contraction."""
+    rows = [[2.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 2.0], [1.5, 2.0, 0.5, 3.0]]
+    x = torch.tensor(rows, dtype=F64, requires_grad=True)
+    v = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.5, -1.0, 2.0, 0.0]] * 2, dtype=F64)[:3]
+    plain = torch.autograd.grad(torch.cumprod(x, 1), x, v)[0]
+    graphed = torch.autograd.grad(torch.cumprod(x, 1), x, v, create_graph=True)[0]
+    assert _list(graphed) == _list(plain)
+    # Only y_0 = x_0 of row 0 has a cotangent: its gradient is e_0.
+    assert _list(plain)[0] == [1.0, 0.0, 0.0, 0.0]
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, v)
+        tangent = fwAD.unpack_dual(torch.cumprod(dual, 1)).tangent
+    step = 1e-6
+    with torch.no_grad():
+        ahead, behind = torch.cumprod(x + step * v, 1), torch.cumprod(x - step * v, 1)
+    numerical = _list((ahead - behind) / (2 * step))
+    for got, want in zip(_list(tangent), numerical):
+        assert all(abs(a - b) < 1e-6 for a, b in zip(got, want)), (got, want)
+
+
 def test_cumprod_dtype_and_integers():
     assert torch.cumprod(torch.tensor([1, 2, 3]), 0).dtype == torch.int64
     assert _list(torch.tensor([True, False]).cumprod(0)) == [1, 0]

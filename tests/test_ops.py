@@ -166,13 +166,9 @@ def _known_failures(cases, known: dict[str, str], raises):
 
 
 # Second derivatives the library gets wrong, by case id: expected to fail until fixed,
-# and to start passing (strict) when they are. prod's rule keeps the first derivative
-# exact through zeros, and the second only while a slice has at most one zero (torch's
-# cumprod-based rule is exact there too).
-GRADGRAD_WRONG = {
-    "prod-sample5": "prod: second derivative between two zeros of one slice is 0",
-    "prod-sample6": "prod: second derivative between two zeros of one slice is 0",
-}
+# and to start passing (strict) when they are. (prod's, through two zeros of one slice
+# (samples 5 and 6), is exact now: its rule takes torch's exclusive cumprods there.)
+GRADGRAD_WRONG: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
@@ -231,10 +227,7 @@ def test_grad_float32_matches_float64(op, index):
 
 
 # grad_fn names the library records wrong (torch's name is the entry's).
-GRAD_FN_NAME_WRONG: dict[str, str] = {
-    "kron-sample0": "kron: torch ends in _unsafe_view (UnsafeViewBackward0) of the contiguous "
-    "product; Python has no _unsafe_view binding, so ours ends in reshape's ViewBackward0",
-}
+GRAD_FN_NAME_WRONG: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import math
 import ferrograd as torch
 import pytest
 from conftest import MOD
-from test_advanced_indexing import known, raises
+from test_advanced_indexing import raises
 
 D = torch.float64
 nan = math.nan
@@ -160,14 +160,131 @@ def test_stable_none():
     check(torch.zeros(3).sort(stable=None), [0.0, 0.0, 0.0], [0, 1, 2])
 
 
-@known(
-    "zeros(6).sort(0, True, stable=True): torch's stable overload takes no positional dim; "
-    "ferrograd sorts",
-    raises=pytest.fail.Exception,
-)
 def test_stable_with_positional_dim():
     with raises(TypeError, "sort() takes from 1 to 0 positional arguments but 2 were given"):
         torch.tensor(TIES).sort(0, True, stable=True)
+
+
+METHOD_OVERLOADS = (
+    " * (*, bool stable, int dim = -1, bool descending = False)\n",
+    " * (int dim = -1, bool descending = False)\n",
+)
+SORT_OVERLOADS = (
+    " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+    "tuple of Tensors out = None)\n",
+    " * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)\n",
+)
+ARGSORT_OVERLOADS = (
+    " * (Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None)\n",
+    " * (Tensor input, int dim = -1, bool descending = False)\n",
+)
+UNMATCHED = "      didn't match because some of the keywords were incorrect: "
+
+
+def combination(name, got, overloads, first_note="", second_note=""):
+    """torch's "invalid combination of arguments" text for its two overloads."""
+    notes = [UNMATCHED + n + "\n" if n else "" for n in (first_note, second_note)]
+    return (
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n{overloads[0]}{notes[0]}{overloads[1]}{notes[1]}"
+    )
+
+
+# torch's argument parser with the stable overload (keyword-only dim and descending) and
+# the plain one (no stable): the errors of calls neither takes, by argument count and names.
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            "t.sort(0, True, stable=None)",
+            "sort() takes from 1 to 0 positional arguments but 2 were given",
+        ),
+        ("t.sort(0, True, True)", "sort() takes from 1 to 0 positional arguments but 3 were given"),
+        (
+            "t.argsort(0, descending=True, stable=True)",
+            "argsort() takes from 1 to 0 positional arguments but 1 were given",
+        ),
+        (
+            "torch.argsort(t, 0, True, stable=True)",
+            "argsort() takes from 2 to 1 positional arguments but 3 were given",
+        ),
+        (
+            "torch.sort(t, 0, stable=True, descending=True, dim=0)",
+            "sort() takes from 2 to 1 positional arguments but 2 were given",
+        ),
+        (
+            "t.sort(dim=0, descending=True, foo=1)",
+            'sort() missing 1 required positional arguments: "stable"',
+        ),
+        ("torch.sort(stable=True)", 'sort() missing 1 required positional arguments: "input"'),
+        (
+            "torch.sort(t, stable=True, dim=0, descending=True, foo=1)",
+            "sort() got an unexpected keyword argument 'foo'",
+        ),
+        (
+            "t.sort(0, stable=True)",
+            combination("sort", "int, stable=bool", METHOD_OVERLOADS, "", "stable"),
+        ),
+        (
+            "t.argsort(0, stable=None)",
+            combination("argsort", "int, stable=NoneType", METHOD_OVERLOADS, "", "stable"),
+        ),
+        (
+            "t.sort(stable=True, foo=1)",
+            combination("sort", "foo=int, stable=bool, ", METHOD_OVERLOADS, "", "foo, stable"),
+        ),
+        (
+            "t.sort(0, True, stable=True, foo=1)",
+            combination("sort", "int, bool, foo=int, stable=bool", METHOD_OVERLOADS, "foo, stable"),
+        ),
+        (
+            "t.sort(0, stable=True, dim=0, descending=True)",
+            combination(
+                "sort",
+                "int, dim=int, descending=bool, stable=bool",
+                METHOD_OVERLOADS,
+                "dim, descending",
+            ),
+        ),
+        (
+            "t.sort(0, foo=2, stable=True, bar=1)",
+            combination("sort", "int, bar=int, stable=bool, foo=int", METHOD_OVERLOADS, "bar, foo"),
+        ),
+        (
+            "torch.sort(t, 0, True, stable=True)",
+            combination("sort", "Tensor, int, bool, stable=bool", SORT_OVERLOADS),
+        ),
+        (
+            "torch.sort(t, 0, descending=True, stable=True)",
+            combination("sort", "Tensor, int, stable=bool, descending=bool", SORT_OVERLOADS),
+        ),
+        (
+            "torch.argsort(t, 0, stable=True)",
+            combination("argsort", "Tensor, int, stable=bool", ARGSORT_OVERLOADS, "", "stable"),
+        ),
+        (
+            "torch.argsort(t, 0, True, stable=True, dim=1, foo=3)",
+            combination(
+                "argsort",
+                "Tensor, int, bool, foo=int, dim=int, stable=bool",
+                ARGSORT_OVERLOADS,
+                "foo, dim, stable",
+            ),
+        ),
+    ],
+)
+def test_calls_neither_overload_takes(call, message):
+    with raises(TypeError, message):
+        eval(call, {"torch": torch, "t": torch.tensor(TIES)})
+
+
+def test_stable_overload_calls():
+    t = torch.tensor(TIES)
+    want = t.sort(descending=True, stable=True)
+    check(t.sort(stable=True, dim=0, descending=True), values(want[0]), want[1].tolist())
+    check(torch.sort(input=t, stable=True, descending=True), values(want[0]), want[1].tolist())
+    assert torch.argsort(t, stable=True, dim=0, descending=True).tolist() == want[1].tolist()
+    assert t.argsort(0, True).tolist() == torch.argsort(t, 0, True).tolist()
 
 
 # ----------------------------------------------------------------------- integer and bool

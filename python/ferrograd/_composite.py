@@ -1,6 +1,6 @@
 """Ops torch builds from other ops (its CompositeImplicitAutograd ops), built here the
 same way from ferrograd's ops: their graphs hold the constituents' nodes, as torch's do
-(`kron(a, b).grad_fn` is a view node, `take_along_dim`'s is GatherBackward0), so they
+(`kron(a, b).grad_fn` is UnsafeViewBackward0, `take_along_dim`'s is GatherBackward0), so they
 need no rules of their own. Forward AD and vmap come from the constituents' rules too.
 
 Ops torch gives a backward node of its own (narrow_copy: NarrowCopyBackward0) are not
@@ -203,13 +203,14 @@ def cartesian_prod(*tensors):
 
 def kron(input, other):
     """Kronecker product: input's and other's dims interleaved by a broadcast multiply
-    ((a0, 1, a1, 1) * (1, b0, 1, b1)), then each pair merged."""
+    ((a0, 1, a1, 1) * (1, b0, 1, b1)), then each pair merged by torch's `_unsafe_view`
+    (UnsafeViewBackward0)."""
     n = input.dim() if input.dim() >= other.dim() else other.dim()
     a = (1,) * (n - input.dim()) + tuple(input.shape)
     b = (1,) * (n - other.dim()) + tuple(other.shape)
     left = input.reshape([s for x in a for s in (x, 1)])
     right = other.reshape([s for x in b for s in (1, x)])
-    return (left * right).reshape([x * y for x, y in zip(a, b)])
+    return _C._unsafe_view(left * right, [x * y for x, y in zip(a, b)])
 
 
 def _dims_pair(dims):

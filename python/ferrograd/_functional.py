@@ -2,7 +2,7 @@
 ``_C`` (src/bindings/op_table.rs); most others are the Tensor methods themselves
 (C-level descriptors, no Python frame on the call)."""
 
-from . import _C
+from . import _C, _sort_args
 from ._C import Tensor as _T
 
 # Every op-table line's module function and its aliases.
@@ -193,8 +193,43 @@ index_copy = _T.index_copy
 take = _T.take
 masked_select = _T.masked_select
 masked_scatter = _T.masked_scatter
-sort = _T.sort
-argsort = _T.argsort
+_C_SORT = _T.sort
+_C_ARGSORT = _T.argsort
+
+
+def _sort_method(self, *args, **kwargs):
+    """Tensor.sort, with torch's argument-parser errors (_sort_args.py)."""
+    if kwargs or len(args) > 2:
+        _sort_args.check("sort", args, kwargs, method=True)
+    return _C_SORT(self, *args, **kwargs)
+
+
+def _argsort_method(self, *args, **kwargs):
+    """Tensor.argsort, with torch's argument-parser errors (_sort_args.py)."""
+    if kwargs or len(args) > 2:
+        _sort_args.check("argsort", args, kwargs, method=True)
+    return _C_ARGSORT(self, *args, **kwargs)
+
+
+def _module_call(name, method, args, kwargs):
+    _sort_args.check(name, args, kwargs, method=False)
+    if not args and "input" in kwargs:
+        args = (kwargs.pop("input"),)
+    return method(*args, **kwargs)
+
+
+def sort(*args, **kwargs):
+    """torch.sort(input, dim=-1, descending=False, *, stable=None)."""
+    return _module_call("sort", _C_SORT, args, kwargs)
+
+
+def argsort(*args, **kwargs):
+    """torch.argsort(input, dim=-1, descending=False, *, stable=None)."""
+    return _module_call("argsort", _C_ARGSORT, args, kwargs)
+
+
+_T.sort = _sort_method
+_T.argsort = _argsort_method
 msort = _T.msort
 topk = _T.topk
 kthvalue = _T.kthvalue

@@ -12,6 +12,7 @@ from ._composite import _shape
 from ._functional import _C_TYPE
 from ._norms import linalg_norm as norm
 from ._norms import matrix_norm, vector_norm
+from ._sort_args import _invalid_combination
 from ._tensor_py import _FIELDS, return_types
 
 __all__ = [
@@ -108,10 +109,43 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return _tensor(A, "linalg_cholesky_ex", "A", 1)._linalg_cholesky_ex(upper, check_errors)
 
 
+_PINV_OVERLOADS = (
+    (
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False, "
+        "Tensor out = None)",
+    ),
+    (
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False, "
+        "Tensor out = None)",
+    ),
+    ("(Tensor input, Tensor rcond, bool hermitian = False, *, Tensor out = None)",),
+    ("(Tensor input, float rcond, bool hermitian = False, *, Tensor out = None)",),
+)
+
+
+def _tensor_only(tol):
+    """Whether torch's parser takes a tolerance only as a tensor (its float overload
+    takes numbers and 0-dim real tensors that do not require grad)."""
+    if not isinstance(tol, _C.Tensor):
+        return False
+    return tol.dim() > 0 or tol.requires_grad or tol.is_complex()
+
+
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """torch.linalg.pinv. Tolerance tensors broadcast against the batch of A's singular
+    values and are not differentiated (torch's atol_rtol_tensor overload)."""
+    A = _tensor(A, "linalg_pinv", "A", 1)
+    if _tensor_only(atol) or _tensor_only(rtol):
+        for tol in (atol, rtol):
+            if tol is not None and not isinstance(tol, _C.Tensor):
+                # (The keywords as given, as far as they can be told apart from defaults.)
+                kwargs = {"atol": atol, "rtol": rtol, "hermitian": hermitian}
+                given = {k: v for k, v in kwargs.items() if v is not None and v is not False}
+                raise _invalid_combination("linalg_pinv", _PINV_OVERLOADS, (A,), given)
+        return A._linalg_pinv_tensors(atol, rtol, hermitian)
     atol = None if atol is None else float(atol)
     rtol = None if rtol is None else float(rtol)
-    return _tensor(A, "linalg_pinv", "A", 1)._linalg_pinv(atol, rtol, hermitian)
+    return A._linalg_pinv(atol, rtol, hermitian)
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -196,6 +230,7 @@ def _logdet(input):
 
 def _slogdet(input, *, out=None):
     return _tensor(input, "slogdet", "input", 1).slogdet()
+
 
 matmul = _C.Tensor.matmul
 

@@ -232,6 +232,8 @@ impl PyTensor {
         tuple_of(py, columns)
     }
     fn argwhere(&self, py: Python<'_>) -> Out {
-        to_py(py, run(|| advanced_index::nonzero(&self.t))?)
+        let out = run(|| advanced_index::argwhere(&self.t))?;
+        crate::bindings::errors::flush_warnings(py)?;
+        to_py(py, out)
     }
 }

@@ -239,7 +239,7 @@ pub fn set(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyRe
     if a.advanced.is_empty() {
         return match value {
             Operand::S(s) => run(|| inplace::fill_(&target, s)),
-            Operand::T(v) => run(|| inplace::copy_(&target, &v)),
+            Operand::T(v) => run(|| inplace::copy_checked(&target, &v)),
         };
     }
     let lone = {

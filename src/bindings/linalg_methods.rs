@@ -111,6 +111,24 @@ impl PyTensor {
     ) -> Out {
         to_py(py, run(|| decomp::pinv(&self.t, atol, rtol, hermitian))?)
     }
+    /// `linalg.pinv` with tensor tolerances (python/ferrograd/linalg.py picks it).
+    #[pyo3(signature = (atol=None, rtol=None, hermitian=false))]
+    fn _linalg_pinv_tensors(
+        &self,
+        py: Python<'_>,
+        atol: Option<&Obj<'_>>,
+        rtol: Option<&Obj<'_>>,
+        hermitian: bool,
+    ) -> Out {
+        let atol = atol
+            .map(|t| extract_tensor(t, "linalg_pinv(): argument 'atol'"))
+            .transpose()?;
+        let rtol = rtol
+            .map(|t| extract_tensor(t, "linalg_pinv(): argument 'rtol'"))
+            .transpose()?;
+        let out = run(|| decomp::pinv_tensors(&self.t, atol.as_ref(), rtol.as_ref(), hermitian))?;
+        to_py(py, out)
+    }
     #[pyo3(signature = (input2, upper=false))]
     fn cholesky_solve(&self, py: Python<'_>, input2: &Obj<'_>, upper: bool) -> Out {
         let l = extract_tensor(input2, "cholesky_solve(): argument 'input2' (position 1)")?;

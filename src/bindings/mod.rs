@@ -27,6 +27,7 @@ pub mod sort_methods;
 pub mod tensor;
 pub mod tensor_ops;
 pub mod threads;
+pub mod view_fns;
 
 use pyo3::prelude::*;
 
@@ -132,6 +133,7 @@ fn ferrograd_c(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(complex_methods::view_as_complex, m)?)?;
     m.add_function(wrap_pyfunction!(complex_methods::complex_py, m)?)?;
     m.add_function(wrap_pyfunction!(complex_methods::polar, m)?)?;
+    m.add_function(wrap_pyfunction!(view_fns::reshape_untracked, m)?)?;
     let functions = PyModule::new(m.py(), "_functions")?;
     functions.add_class::<autograd::PyUndefinedGrad>()?;
     m.add_submodule(&functions)?;

@@ -1078,7 +1078,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let _ = non_blocking;
         let s = extract_tensor(src, "copy_(): argument 'src'")?;
-        run(|| inplace::copy_(&slf.get().t, &s))?;
+        run(|| inplace::copy_checked(&slf.get().t, &s))?;
         flush_warnings(slf.py())?;
         Ok(slf)
     }

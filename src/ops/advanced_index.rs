@@ -584,6 +584,9 @@ pub fn index_put_(
     values: &Tensor,
     accumulate: bool,
 ) -> Result<()> {
+    let mut operands = vec![x.clone(), values.clone()];
+    operands.extend(indices.iter().flatten().cloned());
+    crate::ops::inplace::check_vmap_inplace(&operands, "index_put_")?;
     let (op, inputs) = put_inputs(x, indices, values, accumulate)?;
     crate::ops::inplace::apply_inplace(op, &inputs)
 }
@@ -598,6 +601,31 @@ pub fn nonzero(x: &Tensor) -> Result<Tensor> {
         ));
     }
     Ok(wrap(backend(x)?.nonzero(&x.data())?))
+}
+
+/// `argwhere(x)`: nonzero's coordinates. Under vmap it takes torch's slow fallback (it
+/// has no batching rule): one call per example, the results stacked, which needs them
+/// all of one shape (else stack's error), with torch's performance warning.
+pub fn argwhere(x: &Tensor) -> Result<Tensor> {
+    let Some(info) = x.batch_info() else {
+        return nonzero(x);
+    };
+    let (value, bdim, level) = (info.value.clone(), info.bdim, info.level);
+    let size = value.shape()[bdim];
+    if size == 0 {
+        return Err(Error::runtime(
+            "Batching rule not implemented for aten::argwhere. The fallback path does not support vmap over dims of size 0.",
+        ));
+    }
+    crate::autograd::warnings::warn(
+        crate::autograd::warnings::WarningKind::User,
+        "There is a performance drop because we have not yet implemented the batching rule for aten::argwhere. Please file us an issue on GitHub so that we can prioritize its implementation.",
+    );
+    let rows = (0..size)
+        .map(|i| argwhere(&select(&value, bdim as i64, i as i64)?))
+        .collect::<Result<Vec<_>>>()?;
+    let stacked = crate::ops::join::stack(&rows, 0)?;
+    crate::functorch::batched::add_batch_dim(&stacked, 0, level)
 }
 
 /// `x[..., mask] = value` for a number: a `masked_fill_` with the mask (covering the dims
@@ -802,6 +830,7 @@ pub fn index_fill(x: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result
 
 /// `x.index_fill_(dim, index, value)`.
 pub fn index_fill_(x: &Tensor, dim: i64, index: &Tensor, value: Scalar) -> Result<()> {
+    crate::ops::inplace::check_vmap_inplace(&[x.clone(), index.clone()], "index_fill_")?;
     let (dim, index) = index_fill_inputs(x, dim, index)?;
     crate::ops::inplace::apply_inplace(IndexFill { dim, value }, &[x.clone(), index])
 }
@@ -815,6 +844,8 @@ pub fn index_fill_tensor(x: &Tensor, dim: i64, index: &Tensor, value: &Tensor) -
 
 /// `x.index_fill_(dim, index, value)` with a 0-dim tensor value.
 pub fn index_fill_tensor_(x: &Tensor, dim: i64, index: &Tensor, value: &Tensor) -> Result<()> {
+    let operands = [x.clone(), index.clone(), value.clone()];
+    crate::ops::inplace::check_vmap_inplace(&operands, "index_fill_")?;
     let (dim, index) = index_fill_inputs(x, dim, index)?;
     check_fill_value(value)?;
     crate::ops::inplace::apply_inplace(IndexFillTensor { dim }, &[x.clone(), index, value.clone()])

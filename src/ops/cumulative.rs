@@ -69,7 +69,7 @@ impl Op for Cumprod {
         let higher = crate::autograd::forward_ad::active() || differentiated(&[&g, &x, y]);
         let gx = if higher {
             let jac = conj(&cumprod_jacobian(&x, self.dim)?)?;
-            contract(&jac, &g, self.dim, -2)?
+            contract(&jac, &g, self.dim, -1)?
         } else {
             cumprod_vjp(&x, y, &g, self.dim)?
         };
@@ -83,7 +83,7 @@ impl Op for Cumprod {
             }
             let x = to_dtype(&ctx.primals[0], y.dtype())?;
             if differentiated(&[t, &x]) {
-                contract(&cumprod_jacobian(&x, self.dim)?, t, self.dim, -1)
+                contract(&cumprod_jacobian(&x, self.dim)?, t, self.dim, -2)
             } else {
                 cumprod_jvp(&x, y, t, self.dim)
             }

@@ -95,6 +95,33 @@ fn check_cast(result: DType, dst: DType) -> Result<()> {
     Ok(())
 }
 
+/// torch's refusal, under vmap, of an in-place op (`op`: the name its message gives)
+/// whose `self` (`inputs[0]`) is not batched at the innermost level another operand is
+/// batched at: the write would need more elements than `self` has.
+pub fn check_vmap_inplace(inputs: &[Tensor], op: &str) -> Result<()> {
+    let innermost = inputs
+        .iter()
+        .filter_map(|t| t.batch_info())
+        .map(|b| b.level)
+        .max();
+    let Some(level) = innermost else {
+        return Ok(());
+    };
+    if crate::functorch::batched::is_batched_at(&inputs[0], level) {
+        return Ok(());
+    }
+    Err(Error::runtime(format!(
+        "vmap: {op}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that has more elements than `self`. This happened due to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of {op}. If said operator is being called inside the PyTorch framework, please file a bug report instead."
+    )))
+}
+
+/// `copy_` as the Python API calls it (`t.copy_(src)`, `t[key] = src`): refused under
+/// vmap when `src` is batched and `t` is not, as torch does ("inplace arithmetic").
+pub fn copy_checked(t: &Tensor, src: &Tensor) -> Result<()> {
+    check_vmap_inplace(&[t.clone(), src.clone()], "inplace arithmetic")?;
+    copy_(t, src)
+}
+
 /// Apply `op` in place on `inputs[0]`.
 pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     let mut range = crate::profiler::op_range(op.name(), true, inputs);

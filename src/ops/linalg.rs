@@ -11,7 +11,9 @@ use crate::ops::rules::{
     batch_front, batch_size, bilinear_jvp, front_or_expand, linear_jvp, to_front,
 };
 use crate::ops::unary::conj;
-use crate::ops::view::{expand, permute, reshape, squeeze, transpose, unsqueeze, ViewKind, ViewOp};
+use crate::ops::view::{
+    contiguous, expand, permute, reshape, squeeze, transpose, unsafe_view, unsqueeze,
+};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -83,7 +85,7 @@ fn shape_error(a: &Tensor, b: &Tensor) -> Error {
             .join("x")
     };
     Error::runtime(format!(
-        "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+        "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})",
         fmt(a),
         fmt(b)
     ))
@@ -381,21 +383,6 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     apply1(Dot, &[a.clone(), b.clone()])
 }
 
-/// A reshape whose result is not tracked as a view (torch's `_unsafe_view`).
-fn unsafe_view(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    if x.layout().view(shape).is_none() || !x.is_contiguous() {
-        return reshape(x, shape);
-    }
-    apply1(
-        ViewOp {
-            name: "UnsafeViewBackward0",
-            kind: ViewKind::View(shape.into()),
-            tracked_view: false,
-        },
-        std::slice::from_ref(x),
-    )
-}
-
 /// torch.matmul: picks dot / mv / mm / bmm by operand ranks, broadcasting batch dims.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (da, db) = (a.dim(), b.dim());
@@ -428,6 +415,28 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
             unsafe_view(&out, &shape)
         }
+        (1, _) | (2, _) if a.requires_grad() => {
+            // As torch when `a` needs a gradient: b's batch folded into the rows of one
+            // product with `a`, transposed back (its gradient is then one product, not a
+            // sum over expanded copies of `a`); a matrix result is made contiguous.
+            let bt = transpose(b, -1, -2)?;
+            let rows: usize = bt.shape()[..db - 1].iter().product();
+            let folded = reshape(&bt, &[rows, bt.shape()[db - 1]])?;
+            let mut shape: Dims = bt.shape()[..db - 1].into();
+            if da == 1 {
+                return unsafe_view(&mv(&folded, a)?, &shape);
+            }
+            shape.push(a.shape()[0]);
+            let out = unsafe_view(&mm(&folded, &transpose(a, 0, 1)?)?, &shape)?;
+            contiguous(&transpose(&out, -1, -2)?)
+        }
+        (3, 3) if a.shape()[0] != b.shape()[0] && a.shape()[0] == 1 && a.requires_grad() => {
+            // torch drops a grad-requiring batch of one rather than expand it.
+            matmul(&squeeze(a, Some(&[0]))?, b)
+        }
+        (3, 3) if a.shape()[0] != b.shape()[0] && b.shape()[0] == 1 && b.requires_grad() => {
+            matmul(a, &squeeze(b, Some(&[0]))?)
+        }
         _ => {
             // General batched case: broadcast batch dims, then one bmm.
             let a2 = if da == 1 { unsqueeze(a, 0)? } else { a.clone() };
@@ -435,15 +444,15 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let (n_a, n_b) = (a2.dim(), b2.dim());
             let (m, k) = (a2.shape()[n_a - 2], a2.shape()[n_a - 1]);
             let (k2, n) = (b2.shape()[n_b - 2], b2.shape()[n_b - 1]);
-            if k != k2 {
-                return Err(Error::runtime(format!(
-                    "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
-                    a2.shape()[..n_a - 2].iter().product::<usize>(), k,
-                    b2.shape()[..n_b - 2].iter().product::<usize>(), k2
-                )));
-            }
+            // As torch: the batch dims broadcast first, then bmm checks the inner sizes
+            // of the expanded operands.
             let batch = broadcast_shapes(&a2.shape()[..n_a - 2], &b2.shape()[..n_b - 2])?;
             let nb: usize = batch.iter().product();
+            if k != k2 {
+                return Err(Error::runtime(format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{nb}, {k}] but got: [{nb}, {k2}]."
+                )));
+            }
             let mut ashape = batch.clone();
             ashape.extend([m, k]);
             let mut bshape = batch.clone();

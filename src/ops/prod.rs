@@ -6,12 +6,15 @@ use smallvec::{smallvec, SmallVec};
 use crate::dtype::{DType, Scalar};
 use crate::error::Result;
 use crate::kernels::kinds::Reduce;
-use crate::ops::binary::{compare_scalar, div, mul, sub, where_, Cmp};
+use crate::ops::binary::{compare_scalar, div, mul, Cmp};
+use crate::ops::cumulative::cumprod;
 use crate::ops::device::{backend, wrap};
+use crate::ops::join::cat;
 use crate::ops::reduce::{keepdim_shape, restore_dims, sum_dtype, sum_over};
 use crate::ops::rules::{batch_reduction, linear_jvp};
+use crate::ops::shape::flip;
 use crate::ops::unary::{conj, to_dtype};
-use crate::ops::view::reshape;
+use crate::ops::view::{expand, narrow, reshape};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -28,25 +31,55 @@ pub struct Prod {
 }
 
 impl Prod {
-    /// d prod / d x_i = the product of the other elements of x_i's slice, without
-    /// dividing by zero: `result / x_i` where x_i is not zero (its derivatives then
-    /// flow through the result), and for a zero x_i the product of the slice's other
-    /// elements when none of them is zero (else 0).
+    /// d prod / d x_i = the product of the other elements of x_i's slice, as torch's
+    /// prod_backward: `result / x_i` when no element is zero (its derivatives then flow
+    /// through the result), else the exclusive products from the left and from the right,
+    /// which are exact through any number of zeros to every order (torch's
+    /// prod_safe_zeros_backward). A vmap wrapper is not read: it takes the second form.
     fn others(&self, x: &Tensor, result: &Tensor) -> Result<Tensor> {
-        let zero = Scalar::Int(0);
-        let is_zero = compare_scalar(x, zero, Cmp::Eq)?;
-        let one = Tensor::scalar(Scalar::Int(1), x.dtype());
-        let nonzero = where_(&is_zero, &one, x)?;
-        let result = restore_dims(result, &x.shape(), &self.dims, self.keepdim)?;
-        let zeros = sum_over(&is_zero, &self.dims, true, false)?;
-        let no_other_zero = compare_scalar(&sub(&zeros, &is_zero, Scalar::Int(1))?, zero, Cmp::Eq)?;
-        let at_zero = where_(
-            &no_other_zero,
-            &prod_dims(&nonzero, &self.dims, true)?,
-            &Tensor::scalar(zero, x.dtype()),
-        )?;
-        where_(&is_zero, &at_zero, &div(&result, &nonzero)?)
+        if self.dims.is_empty() {
+            return ones_like_shape(x);
+        }
+        let has_zero = x.is_batched()
+            || compare_scalar(x, Scalar::Int(0), Cmp::Eq)?
+                .to_vec::<bool>()
+                .iter()
+                .any(|&z| z);
+        if !has_zero {
+            let result = restore_dims(result, &x.shape(), &self.dims, self.keepdim)?;
+            return div(&result, x);
+        }
+        if self.dims.len() == 1 {
+            return exclusive_products(x, self.dims[0]);
+        }
+        let line = reshape(x, &[x.numel()])?;
+        reshape(&exclusive_products(&line, 0)?, &x.shape())
     }
+}
+
+/// A tensor of ones with `x`'s shape and dtype (an expanded scalar).
+fn ones_like_shape(x: &Tensor) -> Result<Tensor> {
+    expand(&Tensor::scalar(Scalar::Int(1), x.dtype()), &x.shape())
+}
+
+/// The product of the other elements of each element's line along `dim`: the cumprod of
+/// the elements before it times the cumprod of those after it, each built with
+/// differentiable ops only.
+fn exclusive_products(x: &Tensor, dim: usize) -> Result<Tensor> {
+    let n = x.shape()[dim];
+    if n == 0 {
+        return ones_like_shape(x);
+    }
+    let mut edge: Dims = Dims::from_slice(&x.shape());
+    edge[dim] = 1;
+    let ones = expand(&Tensor::scalar(Scalar::Int(1), x.dtype()), &edge)?;
+    let d = dim as i64;
+    let last = (n - 1) as i64;
+    let before = cat(&[ones.clone(), narrow(x, d, 0, last)?], d)?;
+    let after = cat(&[ones, flip(&narrow(x, d, 1, last)?, &[d])?], d)?;
+    let left = cumprod(&before, d, None)?;
+    let right = flip(&cumprod(&after, d, None)?, &[d])?;
+    mul(&left, &right)
 }
 
 impl Op for Prod {
@@ -98,18 +131,6 @@ impl Op for Prod {
             ..self.clone()
         })
     }
-}
-
-fn prod_dims(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
-    apply1(
-        Prod {
-            dims: dims.into(),
-            keepdim,
-            dtype: None,
-            full: false,
-        },
-        std::slice::from_ref(x),
-    )
 }
 
 /// `prod(x)` over every element, or along `dim`.

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::rules::{linear_jvp, to_front};
 use crate::ops::{
-    apply, apply1, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx,
+    apply, apply1, no_batch_rule, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SavedAttr,
+    Tangents, VjpCtx,
 };
 use crate::shape::{infer_size, wrap_dim, Dims};
 use crate::tensor::{CreationMeta, Tensor};
@@ -170,6 +171,14 @@ pub struct ViewOp {
 impl Op for ViewOp {
     fn name(&self) -> &'static str {
         self.name
+    }
+    /// ViewBackward0 and UnsafeViewBackward0 keep the input's sizes (torch's
+    /// `_saved_self_sym_sizes`).
+    fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
+        match self.kind {
+            ViewKind::View(_) => vec![("self_sym_sizes", SavedAttr::InputSizes(0))],
+            _ => Vec::new(),
+        }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
@@ -371,6 +380,23 @@ pub fn reshape(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
             tracked_view: false,
         },
         &[c],
+    )
+}
+
+/// torch's `_unsafe_view`: a reshape whose result is not tracked as a view
+/// (UnsafeViewBackward0). A tensor whose strides allow no view is copied first, as
+/// reshape does.
+pub fn unsafe_view(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if x.layout().view(shape).is_none() || !x.is_contiguous() {
+        return reshape(x, shape);
+    }
+    apply1(
+        ViewOp {
+            name: "UnsafeViewBackward0",
+            kind: ViewKind::View(shape.into()),
+            tracked_view: false,
+        },
+        std::slice::from_ref(x),
     )
 }
 

@@ -47,7 +47,7 @@ pub use householder::householder_product;
 pub use lstsq::lstsq;
 pub use lu::{det, inv, inv_ex, logdet, slogdet, solve, solve_ex};
 pub use matrix_exp::matrix_exp;
-pub use pinv::pinv;
+pub use pinv::{pinv, pinv_tensors};
 pub use qr::qr;
 pub use spectral::{eigh, eigvalsh, svd, svdvals};
 pub use triangular::solve_triangular;

@@ -57,10 +57,16 @@ impl Op for Pinv {
     fn name(&self) -> &'static str {
         "LinalgPinvBackward0"
     }
+    /// inputs: `[A]` with the tolerances in `self`, or `[A, atol, rtol]` with tensor
+    /// tolerances, broadcast against the batch of singular values (see [`pinv_tensors`]).
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (atol, rtol) = self.tolerances(&inputs[0]);
         composite(inputs, |x| {
             let a = &x[0];
+            let keep = |s: &Tensor, max: &Tensor| match x {
+                [_, atol_t, rtol_t] => above_tensors(s, max, atol_t, rtol_t),
+                _ => above(s, max, atol, rtol),
+            };
             let (m, n) = last2(a);
             if a.numel() == 0 {
                 let mut shape = a.shape()[..a.dim() - 2].to_vec();
@@ -73,8 +79,7 @@ impl Op for Pinv {
                 let w_abs = abs(&w)?;
                 let which = crate::ops::reduce::Extreme::Max;
                 let max = crate::ops::extrema::amax(&w_abs, which, Some(&[-1]), true)?;
-                let keep = above(&w_abs, &max, atol, rtol)?;
-                let winv = pseudo_reciprocal(&w, &keep, a.dtype())?;
+                let winv = pseudo_reciprocal(&w, &keep(&w_abs, &max)?, a.dtype())?;
                 matmul(&mul(&u, &unsqueeze(&winv, -2)?)?, &mh(&u)?)?
             } else {
                 let mut d = apply(Svd { full: false }, std::slice::from_ref(a))?;
@@ -82,8 +87,7 @@ impl Op for Pinv {
                 let s = d.pop().expect("three outputs");
                 let u = d.pop().expect("three outputs");
                 let max = narrow(&s, -1, 0, 1)?;
-                let keep = above(&s, &max, atol, rtol)?;
-                let sinv = pseudo_reciprocal(&s, &keep, a.dtype())?;
+                let sinv = pseudo_reciprocal(&s, &keep(&s, &max)?, a.dtype())?;
                 matmul(&mul(&mh(&vh)?, &unsqueeze(&sinv, -2)?)?, &mh(&u)?)?
             };
             Ok(smallvec![out])
@@ -119,7 +123,10 @@ impl Op for Pinv {
             let t4 = matmul(&matmul(&ph_k, p)?, a)?;
             sub(&add(&add(&t1, &t2)?, &ph_k)?, &t4, Scalar::Int(1))?
         };
-        Ok(smallvec![Some(g)])
+        // Tensor tolerances are not differentiated.
+        let mut grads: Grads = smallvec![Some(g)];
+        grads.extend((1..ctx.inputs.len()).map(|_| None));
+        Ok(grads)
     }
     /// torch's pinv_jvp.
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
@@ -152,7 +159,7 @@ impl Op for Pinv {
         Ok(smallvec![Some(out)])
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_front_all(self, ctx, &[2])
+        batch_front_all(self, ctx, &[2, 0, 0])
     }
 }
 
@@ -163,8 +170,28 @@ fn above(s: &Tensor, max: &Tensor, atol: f64, rtol: f64) -> Result<Tensor> {
     crate::ops::bitwise::logical(&rel, &abs_ok, Bitwise::And)
 }
 
+/// `s > max(atol, rtol · max)` with tolerance tensors, one per matrix of the batch
+/// they broadcast against.
+fn above_tensors(s: &Tensor, max: &Tensor, atol: &Tensor, rtol: &Tensor) -> Result<Tensor> {
+    let rel = compare(s, &mul(&unsqueeze(rtol, -1)?, max)?, Compare::Gt)?;
+    let abs_ok = compare(s, &unsqueeze(atol, -1)?, Compare::Gt)?;
+    crate::ops::bitwise::logical(&rel, &abs_ok, Bitwise::And)
+}
+
 /// `linalg.pinv(A, atol=, rtol=, hermitian=)`.
 pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>, hermitian: bool) -> Result<Tensor> {
+    check_input(a)?;
+    apply1(
+        Pinv {
+            atol,
+            rtol,
+            hermitian,
+        },
+        std::slice::from_ref(a),
+    )
+}
+
+fn check_input(a: &Tensor) -> Result<()> {
     let d = a.dtype();
     if !matches!(d, DType::F32 | DType::F64 | DType::C64 | DType::C128) || a.dim() < 2 {
         let shape: Vec<String> = a.shape().iter().map(|s| s.to_string()).collect();
@@ -174,12 +201,62 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>, hermitian: bool) -
             shape.join(", ")
         )));
     }
-    apply1(
-        Pinv {
-            atol,
-            rtol,
-            hermitian,
-        },
-        std::slice::from_ref(a),
-    )
+    Ok(())
+}
+
+/// `linalg.pinv(A, atol=, rtol=, hermitian=)` with tensor tolerances (torch's
+/// `atol_rtol_tensor` overload): each broadcast against the batch of A's singular
+/// values; not differentiable. A missing atol is 0; a missing rtol is eps · max(m, n)
+/// where atol is not positive, else 0 (elementwise).
+pub fn pinv_tensors(
+    a: &Tensor,
+    atol: Option<&Tensor>,
+    rtol: Option<&Tensor>,
+    hermitian: bool,
+) -> Result<Tensor> {
+    let recording = crate::autograd::grad_mode::is_grad_enabled();
+    for (name, t) in [("atol", atol), ("rtol", rtol)] {
+        if recording && t.is_some_and(Tensor::requires_grad) {
+            return Err(Error::runtime(format!(
+                "The function 'linalg_pinv' is not differentiable with respect to argument '{name}'. This input cannot have requires_grad True."
+            )));
+        }
+    }
+    check_input(a)?;
+    for (name, t) in [("atol", atol), ("rtol", rtol)] {
+        if let Some(t) = t.filter(|t| t.dtype().is_complex()) {
+            return Err(Error::runtime(format!(
+                "torch.linalg.pinv: {name} tensor of complex type is not supported. Got {}",
+                t.dtype().scalar_type_name()
+            )));
+        }
+    }
+    let zero = Tensor::scalar(Scalar::Float(0.0), DType::F64);
+    let atol_t = atol.cloned().unwrap_or_else(|| zero.clone());
+    let rtol_t = match rtol {
+        Some(r) => r.clone(),
+        None => {
+            let (_, default) = Pinv {
+                atol: None,
+                rtol: None,
+                hermitian,
+            }
+            .tolerances(a);
+            let default = Tensor::scalar(Scalar::Float(default), DType::F64);
+            match atol {
+                Some(t) => where_(
+                    &compare_scalar(t, Scalar::Int(0), Compare::Gt)?,
+                    &zero,
+                    &default,
+                )?,
+                None => default,
+            }
+        }
+    };
+    let op = Pinv {
+        atol: None,
+        rtol: None,
+        hermitian,
+    };
+    apply1(op, &[a.clone(), atol_t, rtol_t])
 }
