@@ -291,6 +291,7 @@ def test_C104_inference_mode_view_modified_outside_raises():
 
 @pytest.mark.parametrize("n", [1000, 300_001])  # one thread; chunks over threads
 def test_contiguous_writes_fill_copy_and_update_every_element(n):
+    # The direct (chunked) write paths of copy_/fill_/zero_ still bump the version (C26).
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal(n), rng.standard_normal(n)
     x = torch.from_numpy(a.copy())
@@ -302,6 +303,7 @@ def test_contiguous_writes_fill_copy_and_update_every_element(n):
     assert (x.numpy() == 2.5).all()
     x.zero_()
     assert not x.numpy().any()
+    assert x._version == 4
     # An offset view of a bigger storage: only its own elements change.
     big = torch.from_numpy(np.arange(n + 10.0))
     big[5 : n + 5].copy_(torch.from_numpy(b))

@@ -49,24 +49,30 @@ fn copy_contiguous(dst: &Data, src: &Data, src_layout: &crate::layout::Layout) -
     }
     crate::with_dtype!(dst.dtype(), T => {
         let (out, from) = (access::<T>(dst), access_as::<T>(src, src_layout.clone()));
-        let (n, d0) = (dst.layout().numel(), dst.layout().offset);
         // SAFETY: both layouts are contiguous and checked against their storages; the
         // storages differ, so the source slice is never written while it lives, and the
         // chunks written are disjoint runs of dst's layout (access note).
         let values = unsafe { from.contiguous() }.expect("a contiguous, non-bool layout");
-        let task = |t: usize| {
-            let start = t * WRITE_CHUNK;
-            let run = &values[start..n.min(start + WRITE_CHUNK)];
-            unsafe { out.write_run(d0 + start, run) };
-        };
-        let tasks = n.div_ceil(WRITE_CHUNK);
-        if n >= crate::kernels::PARALLEL_GRAIN {
-            crate::kernels::par_for(tasks, task);
-        } else {
-            (0..tasks).for_each(task);
-        }
+        in_chunks(dst, |at, range| unsafe { out.write_run(at, &values[range]) });
     });
     true
+}
+
+/// `write(storage offset, range)` for the chunks of `dst`'s one run (it is contiguous),
+/// each `WRITE_CHUNK` elements at most, over the team when long. Ranges count from the
+/// run's start.
+fn in_chunks(dst: &Data, write: impl Fn(usize, std::ops::Range<usize>) + Sync) {
+    let (n, d0) = (dst.layout().numel(), dst.layout().offset);
+    let task = |t: usize| {
+        let start = t * WRITE_CHUNK;
+        write(d0 + start, start..n.min(start + WRITE_CHUNK));
+    };
+    let tasks = n.div_ceil(WRITE_CHUNK);
+    if n >= crate::kernels::PARALLEL_GRAIN {
+        crate::kernels::par_for(tasks, task);
+    } else {
+        (0..tasks).for_each(task);
+    }
 }
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.
@@ -99,20 +105,11 @@ pub fn write_values<T: Element>(dst: &Data, values: &[T]) {
 pub fn fill<T: Element>(dst: &Data, value: T) {
     let out = access::<T>(dst);
     if dst.layout().is_contiguous() {
-        // One run, filled in chunks (over the team when long) by a loop that vectorizes.
-        let (n, d0) = (dst.layout().numel(), dst.layout().offset);
-        let task = |t: usize| {
-            let start = t * WRITE_CHUNK;
-            // SAFETY: a part of dst's one run; the parts are disjoint; no reference into
-            // dst's storage is alive.
-            unsafe { out.fill_run(d0 + start, WRITE_CHUNK.min(n - start), value) };
-        };
-        let tasks = n.div_ceil(WRITE_CHUNK);
-        if n >= crate::kernels::PARALLEL_GRAIN {
-            crate::kernels::par_for(tasks, task);
-        } else {
-            (0..tasks).for_each(task);
-        }
+        // One run, filled in chunks by a loop that vectorizes.
+        // SAFETY: parts of dst's one run, disjoint; no reference into its storage is alive.
+        in_chunks(dst, |at, range| unsafe {
+            out.fill_run(at, range.len(), value)
+        });
         return;
     }
     for_each_inner_run(out.layout(), |start, stride, len| {

@@ -28,7 +28,8 @@ use crate::shape::Dims;
 use crate::storage::{Access, Data, Storage};
 use smallvec::{smallvec, SmallVec};
 
-/// Elements below this count run on the calling thread; above it, the intra-op team (threads/team.rs) splits the work.
+/// Elements below this count run on the calling thread; above it, the intra-op team
+/// (threads/team.rs) splits the work.
 pub const PARALLEL_GRAIN: usize = 1 << 15;
 
 /// What a job on the intra-op team runs inside (set once by the embedder).

@@ -21,6 +21,24 @@ pub fn backend(t: &Tensor) -> Result<&'static dyn Backend> {
     backend_for(t.device())
 }
 
+/// Whether a bool tensor holds a true element: one reduction on its device, and one
+/// value read back (for the data-dependent branches of a few rules and checks).
+pub fn any_true(mask: &Tensor) -> Result<bool> {
+    // Under vmap: any element of any example, so the whole physical tensor is read.
+    let mut mask = mask.clone();
+    while let Some(value) = mask.batch_info().map(|b| b.value.clone()) {
+        mask = value;
+    }
+    let dims: Vec<usize> = (0..mask.dim()).collect();
+    let any = backend(&mask)?.reduce(
+        &mask.data(),
+        &dims,
+        crate::kernels::kinds::Reduce::Sum,
+        DType::Bool,
+    )?;
+    Ok(wrap(any).to_vec::<bool>()[0])
+}
+
 /// A kernel's fresh result as a new tensor (no view, its own version counter).
 #[inline]
 pub fn wrap(d: Data) -> Tensor {

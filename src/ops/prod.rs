@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::kernels::kinds::Reduce;
 use crate::ops::binary::{compare_scalar, div, mul, Cmp};
 use crate::ops::cumulative::cumprod;
-use crate::ops::device::{backend, wrap};
+use crate::ops::device::{any_true, backend, wrap};
 use crate::ops::join::cat;
 use crate::ops::reduce::{keepdim_shape, restore_dims, sum_dtype, sum_over};
 use crate::ops::rules::{batch_reduction, linear_jvp};
@@ -40,11 +40,7 @@ impl Prod {
         if self.dims.is_empty() {
             return ones_like_shape(x);
         }
-        let has_zero = x.is_batched()
-            || compare_scalar(x, Scalar::Int(0), Cmp::Eq)?
-                .to_vec::<bool>()
-                .iter()
-                .any(|&z| z);
+        let has_zero = x.is_batched() || any_true(&compare_scalar(x, Scalar::Int(0), Cmp::Eq)?)?;
         if !has_zero {
             let result = restore_dims(result, &x.shape(), &self.dims, self.keepdim)?;
             return div(&result, x);

@@ -8,11 +8,11 @@ use smallvec::{smallvec, SmallVec};
 use crate::dtype::{Category, DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::random::RngHandle;
-use crate::ops::advanced_index::nonzero;
 use crate::ops::binary::{
     add, add_scalar, compare, compare_scalar, div_scalar, mul, mul_scalar, Cmp,
 };
 use crate::ops::creation::{rand_from, randint_from, randn_from, zeros_like};
+use crate::ops::device::any_true;
 use crate::ops::rules::composite;
 use crate::ops::unary::{log1p, neg, to_dtype};
 use crate::ops::view::expand;
@@ -116,7 +116,7 @@ impl RandomDraw {
                     _ => Dims::from_slice(&first.shape()),
                 };
                 if let Some(s) = std_t {
-                    if any(&compare_scalar(s, Scalar::Float(0.0), Cmp::Lt)?)? {
+                    if any_true(&compare_scalar(s, Scalar::Float(0.0), Cmp::Lt)?)? {
                         return Err(Error::runtime("normal expects all elements of std >= 0.0"));
                     }
                 }
@@ -138,7 +138,7 @@ impl RandomDraw {
                 check_float(p.dtype(), "bernoulli_tensor_cpu_p_")?;
                 let outside = compare_scalar(p, Scalar::Float(0.0), Cmp::Lt)?;
                 let above = compare_scalar(p, Scalar::Float(1.0), Cmp::Gt)?;
-                if any(&outside)? || any(&above)? {
+                if any_true(&outside)? || any_true(&above)? {
                     return Err(Error::runtime(
                         "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
                     ));
@@ -218,12 +218,6 @@ fn shape_dtype(x: &Tensor) -> (Dims, DType) {
 /// 1 where `u < p`, else 0, in p's dtype.
 fn below(p: &Tensor, u: &Tensor) -> Result<Tensor> {
     to_dtype(&compare(u, p, Cmp::Lt)?, p.dtype())
-}
-
-/// Whether a bool tensor has a true element (its nonzero count is in the result's shape,
-/// so nothing is read back here).
-fn any(mask: &Tensor) -> Result<bool> {
-    Ok(nonzero(mask)?.shape()[0] > 0)
 }
 
 fn check_std(std: Option<f64>) -> Result<()> {

@@ -158,11 +158,11 @@ fn column_arg_step<T: Real>(op: Reduce, (best, at): (T, i64), v: T, row: usize) 
 
 /// The product of a row in a fixed order (so identical for any thread count): element i
 /// goes to running product i % 32, and the 32 are folded in order with the tail after.
-/// (Folded pairwise instead, as `extreme_value` folds, rows of 1024 floats and longer
-/// took 10-50% longer; rows of 256, 3x shorter.)
 /// Independent chains let the multiplies vectorize, as torch's vectorized product does;
 /// that many of them also keeps each short, so a long row of values below 1 in magnitude
 /// does not crawl through subnormal partial products (each costing ~100 cycles).
+/// (Folded pairwise instead, as `extreme_value` folds, rows of 1024 floats and longer
+/// took 10-50% longer; rows of 256, 3x shorter.)
 fn product<T: Arith>(row: &[T]) -> T {
     const LANES: usize = 32;
     let chunks = row.chunks_exact(LANES);
@@ -195,7 +195,8 @@ fn fold_lanes<T: Copy>(mut lanes: [T; 32], f: impl Fn(T, T) -> T) -> T {
 
 /// The max (`MAX`) or min of a nonempty row, NaN winning: 32 running extremes (independent
 /// chains) and a NaN flag in a loop without early exit or index, which the compiler
-/// vectorizes; the lanes (pairwise, `fold_lanes`) and the tail are folded after. (`arg_extreme` serves when the position is needed.)
+/// vectorizes; the lanes (pairwise, `fold_lanes`) and the tail are folded after.
+/// (`arg_extreme` serves when the position is needed.)
 fn extreme_value<T: Real, const MAX: bool>(row: &[T]) -> T {
     const LANES: usize = 32;
     let better = |v: T, best: T| if MAX { v > best } else { v < best };

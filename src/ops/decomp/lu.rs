@@ -172,7 +172,7 @@ fn cofactors(a: &Tensor, det_a: &Tensor) -> Result<Tensor> {
             f64::EPSILON
         };
         let small = compare_scalar(&abs(det_a)?, Scalar::Float(100.0 * eps), Cmp::Lt)?;
-        small.to_vec::<bool>().iter().any(|&z| z)
+        crate::ops::device::any_true(&small)?
     };
     if !singular || n > 16 {
         return mul(&per_matrix(det_a)?, &mt(&inverse(a)?)?);
