@@ -443,6 +443,24 @@ impl<'a, T: Element> Access<'a, T> {
         }
     }
 
+    /// The bytes of the stride-1 run `start..start + len` of a bool storage (any byte is
+    /// a valid u8; a bool is its byte `!= 0`); None for other dtypes. Kernels convert a
+    /// run of bools from these without a branch per element.
+    ///
+    /// # Safety
+    /// As `run`.
+    #[inline]
+    pub unsafe fn bool_bytes(&self, start: usize, len: usize) -> Option<&'a [u8]> {
+        if T::DTYPE == DType::Bool {
+            Some(std::slice::from_raw_parts(
+                self.base.add(start) as *const u8,
+                len,
+            ))
+        } else {
+            None
+        }
+    }
+
     /// The whole layout as one slice when it is contiguous (and not bool).
     ///
     /// # Safety

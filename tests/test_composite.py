@@ -140,6 +140,8 @@ def _grad(x):
         ((1, 3, 4), (2, 4, 2), ["CloneBackward0", "TransposeBackward0", "UnsafeViewBackward0",
                                 "MmBackward0"]),
         ((2, 3, 4), (4, 2), ["UnsafeViewBackward0", "MmBackward0"]),
+        # vector @ matrix: torch's matmul squeezes its product in place
+        ((4,), (4, 3), ["SqueezeBackward4", "MmBackward0", "UnsqueezeBackward0"]),
     ],
 )  # fmt: skip
 def test_graphs_that_end_in_unsafe_view(a, b, chain):

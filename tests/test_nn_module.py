@@ -9,6 +9,7 @@ import re
 import warnings
 from collections import OrderedDict
 
+import numpy as np
 import ferrograd as torch
 import ferrograd.nn.functional as F
 import pytest
@@ -433,3 +434,45 @@ def test_deeply_nested_modules_do_not_recurse():
     text = repr(root)
     assert text.count("Sequential(") == depth + 1
     root.load_state_dict(root.state_dict())
+
+
+def _graph(fn, depth=0, out=None):
+    """Names of the graph below `fn`, depth first, indented by depth (None: no input)."""
+    out = [] if out is None else out
+    out.append("  " * depth + (fn.name() if fn is not None else "None"))
+    if fn is not None:
+        for child, _ in fn.next_functions:
+            _graph(child, depth + 1, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "shape, contiguous, top",
+    [
+        # torch's F.linear: one addmm for a matrix; the leading dims of a contiguous input
+        # folded into its rows (under an _unsafe_view); a matmul and an add otherwise.
+        ((2, 3), True, ["AddmmBackward0", "  AccumulateGrad", "  AccumulateGrad",
+                        "  TBackward0", "    AccumulateGrad"]),
+        ((3,), True, ["UnsafeViewBackward0", "  AddmmBackward0", "    AccumulateGrad",
+                      "    ViewBackward0"]),
+        ((5, 2, 3), True, ["UnsafeViewBackward0", "  AddmmBackward0", "    AccumulateGrad",
+                           "    ViewBackward0"]),
+        ((6, 5, 2, 3), True, ["UnsafeViewBackward0", "  AddmmBackward0"]),
+        ((5, 2, 3), False, ["AddBackward0", "  UnsafeViewBackward0", "    MmBackward0"]),
+    ],
+)  # fmt: skip
+def test_linear_records_torchs_graph(shape, contiguous, top):
+    torch.manual_seed(0)
+    w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    if contiguous:
+        x = torch.randn(*shape, dtype=torch.float64)
+    else:
+        x = torch.randn(*shape[:-2], shape[-1], shape[-2], dtype=torch.float64).mT
+    x.requires_grad_()
+    out = nn.functional.linear(x, w, b)
+    names = [n.replace("torch::autograd::", "") for n in _graph(out.grad_fn)]
+    assert names[: len(top)] == top
+    expected = x.detach().numpy() @ w.detach().numpy().T + b.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+    assert torch.autograd.gradcheck(lambda x, w, b: nn.functional.linear(x, w, b), (x, w, b))

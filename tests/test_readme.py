@@ -33,7 +33,7 @@ def test_profiling_example_runs(capsys, tmp_path, monkeypatch):
     assert lines[-1].startswith("Self CPU time total: ")
     assert len(lines) == 3 + 8 + 2  # header, row_limit rows, separator and total
     trace = json.loads((tmp_path / "mlp_trace.json").read_text())
-    assert any(e.get("name") == "MmBackward0" for e in trace["traceEvents"])
+    assert any(e.get("name") == "AddmmBackward0" for e in trace["traceEvents"])
     svg = ET.parse(tmp_path / "mlp_flamegraph.svg").getroot()
     assert svg.tag.endswith("svg")
     assert "aten::mm" in "".join(svg.itertext())

@@ -245,6 +245,9 @@ pub fn select<T: Element>(cond: &Data, a: &Data, b: &Data) -> Result<Data> {
     )?;
     let cond = as_dtype::<bool>(cond);
     let (a, b) = (as_dtype::<T>(a), as_dtype::<T>(b));
+    if let Some(out) = select_whole::<T>(&cond, &a, &b, &shape) {
+        return Ok(out);
+    }
     let sc = access_as::<bool>(&cond, cond.layout().expand_to(&shape)?);
     let sa = access_as::<T>(&a, a.layout().expand_to(&shape)?);
     let sb = access_as::<T>(&b, b.layout().expand_to(&shape)?);
@@ -264,4 +267,72 @@ pub fn select<T: Element>(cond: &Data, a: &Data, b: &Data) -> Result<Data> {
         },
     );
     Ok(data_from(out, &shape))
+}
+
+/// An operand of `select_whole`: all of the output's elements in order, or one value.
+enum Side<'a, T: Element> {
+    Whole(Cow<'a, [T]>),
+    One(T),
+}
+
+/// `where` when the condition is contiguous in the output's shape and each value operand
+/// is too or is a single value (`where(mask, x, 0.0)`): one pass over the condition's
+/// bytes with a select per element, no branch. None for any other layout.
+fn select_whole<T: Element>(cond: &Data, a: &Data, b: &Data, shape: &[usize]) -> Option<Data> {
+    let whole = |l: &Layout| l.shape[..] == shape[..] && l.is_contiguous();
+    fn side<'d, T: Element>(d: &'d Data, whole: impl Fn(&Layout) -> bool) -> Option<Side<'d, T>> {
+        let l = d.layout();
+        if l.numel() == 1 {
+            // SAFETY: the offset is the single element of the checked layout.
+            Some(Side::One(unsafe { access::<T>(d).read(l.offset) }))
+        } else if whole(l) {
+            // SAFETY: read-only; dropped before the kernel returns.
+            Some(Side::Whole(unsafe { contiguous_data::<T>(d) }))
+        } else {
+            None
+        }
+    }
+    let lc = cond.layout();
+    if !whole(lc) || lc.numel() == 0 {
+        return None;
+    }
+    let (p, q) = (side::<T>(a, whole)?, side::<T>(b, whole)?);
+    let sc = access::<bool>(cond);
+    // SAFETY: the whole contiguous layout of `cond`, read only while the kernel runs.
+    let bytes = unsafe { sc.bool_bytes(lc.offset, lc.numel()) }?;
+    // One loop per kind of operand pair, so that each vectorizes.
+    Some(data_from(
+        match (&p, &q) {
+            (Side::Whole(x), Side::Whole(y)) => pick(bytes, |i| x[i], |i| y[i]),
+            (Side::Whole(x), &Side::One(v)) => pick(bytes, |i| x[i], |_| v),
+            (&Side::One(v), Side::Whole(y)) => pick(bytes, |_| v, |i| y[i]),
+            (&Side::One(v), &Side::One(w)) => pick(bytes, |_| v, |_| w),
+        },
+        shape,
+    ))
+}
+
+/// `cond[i] != 0 ? x(i) : y(i)` for every byte of `cond`, split over the team when large.
+fn pick<T: Element>(
+    cond: &[u8],
+    x: impl Fn(usize) -> T + Sync,
+    y: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(cond.len());
+    let run = |c: usize, d: &mut [std::mem::MaybeUninit<T>]| {
+        let start = c * CHUNK;
+        for (i, (o, &k)) in d.iter_mut().zip(&cond[start..]).enumerate() {
+            let (p, q) = (x(start + i), y(start + i));
+            o.write(if k != 0 { p } else { q });
+        }
+    };
+    let dst = &mut out.spare_capacity_mut()[..cond.len()];
+    if cond.len() >= PARALLEL_GRAIN {
+        crate::kernels::par_chunks_mut(dst, CHUNK, run);
+    } else {
+        run(0, dst);
+    }
+    // SAFETY: every element of `dst` (as long as `cond`) was written.
+    unsafe { out.set_len(cond.len()) };
+    out
 }

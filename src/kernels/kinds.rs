@@ -315,17 +315,6 @@ impl Compare {
         }
     }
 
-    #[inline(always)]
-    pub fn eval<T: PartialOrd>(self, a: T, b: T) -> bool {
-        match self {
-            Compare::Eq => a == b,
-            Compare::Ne => a != b,
-            Compare::Lt => a < b,
-            Compare::Le => a <= b,
-            Compare::Gt => a > b,
-            Compare::Ge => a >= b,
-        }
-    }
     pub fn name(self) -> &'static str {
         match self {
             Compare::Eq => "eq",

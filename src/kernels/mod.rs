@@ -182,9 +182,7 @@ pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
                 unsafe { out.set_len(n) };
             }
             Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
-            None => {
-                out.extend((0..n).map(|i| cast::<S, T>(unsafe { src.read(layout.offset + i) })))
-            }
+            None => unsafe { extend_cast_run(&mut out, src, layout.offset, n) },
         }
         return out;
     }
@@ -198,12 +196,30 @@ pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
             .flatten()
         {
             Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
+            None if stride == 1 => unsafe { extend_cast_run(&mut out, src, start, len) },
             None => {
                 out.extend((0..len).map(|i| cast::<S, T>(unsafe { src.read(start + i * stride) })))
             }
         }
     });
     out
+}
+
+/// Append the stride-1 run `start..start + len` of an unsliceable (bool) source, cast:
+/// from its bytes, normalized arithmetically (a branch per random bool costs ~4 ns).
+///
+/// # Safety
+/// The run lies inside `src`'s layout and nothing writes it meanwhile (as `Access::run`).
+unsafe fn extend_cast_run<S: Element, T: Element>(
+    out: &mut Vec<T>,
+    src: &Access<'_, S>,
+    start: usize,
+    len: usize,
+) {
+    match src.bool_bytes(start, len) {
+        Some(bytes) => out.extend(bytes.iter().map(|&b| cast::<u8, T>((b != 0) as u8))),
+        None => out.extend((0..len).map(|i| cast::<S, T>(src.read(start + i)))),
+    }
 }
 
 /// `dst` = `src` (equal lengths) by memcpy, split over the team in fixed chunks when

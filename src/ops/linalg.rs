@@ -12,7 +12,8 @@ use crate::ops::rules::{
 };
 use crate::ops::unary::conj;
 use crate::ops::view::{
-    contiguous, expand, permute, reshape, squeeze, transpose, unsafe_view, unsqueeze,
+    contiguous, expand, permute, reshape, squeeze, squeeze_product_row, transpose, unsafe_view,
+    unsqueeze,
 };
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
@@ -394,7 +395,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     match (da, db) {
         (1, 1) => dot(a, b),
         (2, 1) => mv(a, b),
-        (1, 2) => squeeze(&mm(&unsqueeze(a, 0)?, b)?, Some(&[0])),
+        (1, 2) => squeeze_product_row(&mm(&unsqueeze(a, 0)?, b)?),
         (2, 2) => mm(a, b),
         (_, 1) | (_, 2) if da >= 3 => {
             // Fold the batch into the rows of one mm.

@@ -471,6 +471,16 @@ pub fn squeeze(x: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
     }
 }
 
+/// `squeeze_(0)` of a fresh product, as torch's matmul ends a vector-matrix product
+/// (SqueezeBackward4: the in-place squeeze's node).
+pub fn squeeze_product_row(x: &Tensor) -> Result<Tensor> {
+    view_op(
+        x,
+        "SqueezeBackward4",
+        ViewKind::Squeeze(Some(smallvec::smallvec![0])),
+    )
+}
+
 pub fn unsqueeze(x: &Tensor, dim: i64) -> Result<Tensor> {
     view_op(x, "UnsqueezeBackward0", ViewKind::Unsqueeze(dim))
 }

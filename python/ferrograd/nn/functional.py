@@ -2,6 +2,7 @@
 
 import warnings
 
+from .. import _C
 from .._C import Tensor
 
 
@@ -13,6 +14,18 @@ def linear(input, weight, bias=None):  # noqa: A002 - torch's argument name
                 f"linear(): argument '{name}' (position {position}) must be Tensor, "
                 f"not {type(value).__name__}"
             )
+    if bias is not None and input.dim() == 2:
+        return bias.addmm(input, weight.t())
+    if bias is not None and input.dim() > 0 and input.is_contiguous() and (
+        input.dim() == 3 or bias.dim() == 1
+    ):
+        # As torch: the leading dims folded into the rows of one addmm (AddmmBackward0
+        # under an UnsafeViewBackward0), not a matmul plus an add.
+        rows = 1
+        for size in input.shape[:-1]:
+            rows *= size
+        out = bias.addmm(input.reshape(rows, input.shape[-1]), weight.t())
+        return _C._unsafe_view(out, [*input.shape[:-1], out.shape[1]])
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 

@@ -6,9 +6,12 @@
 
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::elementwise::{as_dtype, map, zip};
+use crate::kernels::elementwise::{as_dtype, map, map_float, zip};
 use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum};
-use crate::kernels::traits::{Arith, Real};
+use crate::kernels::traits::{Arith, Float, Real};
+use crate::kernels::vmath::{pow_scalar_vec, pow_vec, PowElem, Unary};
+use crate::kernels::{contiguous_data, data_from};
+use crate::layout::Layout;
 use crate::storage::Data;
 
 #[inline(always)]
@@ -45,6 +48,11 @@ pub fn binary(a: &Data, b: &Data, op: Binary, dtype: DType) -> Result<Data> {
             "Integers to negative integer powers are not allowed.",
         ));
     }
+    if op == Binary::Pow {
+        if let Some(out) = float_pow(a, b, dtype) {
+            return Ok(out);
+        }
+    }
     crate::with_arith!(dtype, op.name(), T => match op {
         Binary::Add => zip::<T, T>(a, b, |x, y| x + y),
         Binary::Sub => zip::<T, T>(a, b, |x, y| x - y),
@@ -72,6 +80,13 @@ pub fn binary_scalar(
             }
         }));
     }
+    if op == Binary::Pow && !reversed && !matches!(s, Scalar::Complex(_)) {
+        match dtype {
+            DType::F32 => return Ok(pow_scalar::<f32>(a, s.to_f64())),
+            DType::F64 => return Ok(pow_scalar::<f64>(a, s.to_f64())),
+            _ => {}
+        }
+    }
     crate::with_arith!(dtype, op.name(), T => {
         let v = T::from_scalar(s);
         let a = as_dtype::<T>(a);
@@ -84,11 +99,77 @@ pub fn binary_scalar(
     })
 }
 
+/// `x ** e` for f32 and f64 as torch computes it: exponents 0 and 1 give ones and a copy,
+/// 2, 3 and -2 multiply, 0.5, -0.5 and -1 are sqrt, rsqrt and reciprocal, and any other
+/// goes through the vector pow (kernels::vmath).
+fn pow_scalar<T: Float + PowElem>(a: &Data, e: f64) -> Data {
+    let a = as_dtype::<T>(a);
+    let one = T::one();
+    if e == 0.0 {
+        return map::<T, T>(&a, move |_| one);
+    }
+    if e == 1.0 {
+        return map::<T, T>(&a, |x| x);
+    }
+    if e == 0.5 {
+        return map_float::<T>(&a, Unary::Sqrt, Float::sqrt_);
+    }
+    if e == -0.5 {
+        return map_float::<T>(&a, Unary::Rsqrt, move |x| one / x.sqrt_());
+    }
+    if e == -1.0 {
+        return map_float::<T>(&a, Unary::Reciprocal, move |x| one / x);
+    }
+    if e == 2.0 {
+        return map::<T, T>(&a, |x| x * x);
+    }
+    if e == 3.0 {
+        return map::<T, T>(&a, |x| x * x * x);
+    }
+    if e == -2.0 {
+        return map::<T, T>(&a, move |x| one / (x * x));
+    }
+    // The exponent rounded to the tensor's type, as torch's vector loop takes it (so
+    // float32 `x ** (2 + 1e-9)` is `x ** 2.0`, not NaN for negative x).
+    let e = T::from_f64(e).to_f64();
+    // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+    let x = unsafe { contiguous_data::<T>(&a) };
+    data_from(pow_scalar_vec(&x, e), &a.layout().shape)
+}
+
+/// Tensor ** tensor for f32 and f64 operands that already have one shape, both
+/// contiguous: the vector pow. None for anything else (the broadcasting kernel).
+fn float_pow(a: &Data, b: &Data, dtype: DType) -> Option<Data> {
+    fn same_shape<T: Float + PowElem>(a: &Data, b: &Data) -> Option<Data> {
+        let (la, lb) = (a.layout(), b.layout());
+        let fits = |d: &Data, l: &Layout| d.dtype() == T::DTYPE && l.is_contiguous();
+        if la.shape != lb.shape || !fits(a, la) || !fits(b, lb) {
+            return None;
+        }
+        // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+        let (x, y) = unsafe { (contiguous_data::<T>(a), contiguous_data::<T>(b)) };
+        Some(data_from(pow_vec(&x, &y), &la.shape))
+    }
+    match dtype {
+        DType::F32 => same_shape::<f32>(a, b),
+        DType::F64 => same_shape::<f64>(a, b),
+        _ => None,
+    }
+}
+
 pub fn compare(a: &Data, b: &Data, op: Compare, dtype: DType) -> Result<Data> {
     match dtype {
         DType::C64 => complex_eq::<num_complex::Complex32>(a, b, op),
         DType::C128 => complex_eq::<num_complex::Complex64>(a, b, op),
-        d => crate::with_real!(d, op.name(), T => zip::<T, bool>(a, b, move |x, y| op.eval(x, y))),
+        // One closure per comparison: a match on `op` inside the loop would keep it scalar.
+        d => crate::with_real!(d, op.name(), T => match op {
+            Compare::Eq => zip::<T, bool>(a, b, |x, y| x == y),
+            Compare::Ne => zip::<T, bool>(a, b, |x, y| x != y),
+            Compare::Lt => zip::<T, bool>(a, b, |x, y| x < y),
+            Compare::Le => zip::<T, bool>(a, b, |x, y| x <= y),
+            Compare::Gt => zip::<T, bool>(a, b, |x, y| x > y),
+            Compare::Ge => zip::<T, bool>(a, b, |x, y| x >= y),
+        }),
     }
 }
 
@@ -164,13 +245,18 @@ fn complex_eq<T: Element>(a: &Data, b: &Data, op: Compare) -> Result<Data> {
 }
 
 pub fn clamp(x: &Data, lo: Option<Scalar>, hi: Option<Scalar>, dtype: DType) -> Result<Data> {
+    // A NaN element fails both comparisons and passes through. Each combination of
+    // bounds gets its own branch-free closure, so the loop vectorizes.
     Ok(crate::with_real!(dtype, "clamp", T => {
-        let lo = lo.map(T::from_scalar);
-        let hi = hi.map(T::from_scalar);
-        map::<T, T>(&as_dtype::<T>(x), move |v| {
-            if v.is_nan_r() { return v; }
-            let v = match lo { Some(l) if v < l => l, _ => v };
-            match hi { Some(h) if v > h => h, _ => v }
-        })
+        let x = as_dtype::<T>(x);
+        match (lo.map(T::from_scalar), hi.map(T::from_scalar)) {
+            (Some(l), Some(h)) => map::<T, T>(&x, move |v| {
+                let v = if v < l { l } else { v };
+                if v > h { h } else { v }
+            }),
+            (Some(l), None) => map::<T, T>(&x, move |v| if v < l { l } else { v }),
+            (None, Some(h)) => map::<T, T>(&x, move |v| if v > h { h } else { v }),
+            (None, None) => map::<T, T>(&x, |v| v),
+        }
     }))
 }

@@ -44,7 +44,7 @@ use std::mem::MaybeUninit;
 
 use dispatch::{map_with, Kernel};
 pub use dispatch::{Elem, Level};
-pub use pow::{pow, pow_at, PowElem};
+pub use pow::{pow, pow_at, pow_scalar_vec, pow_vec, Exponent, PowElem};
 pub use scalar::Libm;
 use simd::Fx;
 pub use simd::Real;

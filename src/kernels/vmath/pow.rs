@@ -3,6 +3,9 @@
 //! then the sign and libm's special cases. f64: libm per element, since the same formula in
 //! f64 would need log|x| to about 2^-70 (double-double) to stay within 4 ulp.
 
+use std::mem::MaybeUninit;
+
+use super::as_uninit;
 use super::dispatch::{at_level, Job, Level};
 use super::exp::exp;
 use super::log::log;
@@ -54,27 +57,87 @@ pub fn pow<E: PowElem>(x: &[E], y: &[E], dst: &mut [E]) {
 /// `dst[i] = x[i]^y[i]` on this thread at `level`, over the common length.
 pub fn pow_at<E: PowElem>(level: Level, x: &[E], y: &[E], dst: &mut [E]) {
     let n = x.len().min(y.len()).min(dst.len());
-    E::pow_at(level, &x[..n], &y[..n], &mut dst[..n])
+    E::pow_at(
+        level,
+        &x[..n],
+        Exponent::Each(&y[..n]),
+        as_uninit(&mut dst[..n]),
+    )
+}
+
+/// `x[i]^y[i]` (equal lengths) into a new vector, split over the team when large.
+pub fn pow_vec<E: PowElem>(x: &[E], y: &[E]) -> Vec<E> {
+    assert_eq!(x.len(), y.len(), "pow_vec: operands of unequal length");
+    pow_into(x, |c, len| Exponent::Each(&y[c * CHUNK..][..len]))
+}
+
+/// `x[i]^y` into a new vector, split over the team when large.
+pub fn pow_scalar_vec<E: PowElem>(x: &[E], y: f64) -> Vec<E> {
+    pow_into(x, |_, _| Exponent::All(y))
+}
+
+/// Elements per task when a slice is split over the team.
+const CHUNK: usize = 1 << 14;
+
+fn pow_into<'y, E: PowElem + 'y>(
+    x: &[E],
+    exponent: impl Fn(usize, usize) -> Exponent<'y, E> + Sync,
+) -> Vec<E> {
+    let level = Level::detect();
+    let mut out = Vec::with_capacity(x.len());
+    let dst = &mut out.spare_capacity_mut()[..x.len()];
+    if x.len() >= crate::kernels::PARALLEL_GRAIN {
+        crate::kernels::par_chunks_mut(dst, CHUNK, |c, d| {
+            E::pow_at(level, &x[c * CHUNK..][..d.len()], exponent(c, d.len()), d)
+        });
+    } else {
+        E::pow_at(level, x, exponent(0, x.len()), dst);
+    }
+    // SAFETY: `pow_at` wrote every element of `dst`, which is `x.len()` long.
+    unsafe { out.set_len(x.len()) };
+    out
+}
+
+/// The exponents of one call: one per base, or one double for all.
+#[derive(Clone, Copy)]
+pub enum Exponent<'a, E> {
+    Each(&'a [E]),
+    All(f64),
 }
 
 /// The element types pow runs on.
-pub trait PowElem: Copy {
-    fn pow_at(level: Level, x: &[Self], y: &[Self], dst: &mut [Self]);
+pub trait PowElem: Copy + Send + Sync {
+    /// `dst[i] = x[i]^y(i)`, writing every element of `dst` (as long as `x`).
+    fn pow_at(level: Level, x: &[Self], y: Exponent<'_, Self>, dst: &mut [MaybeUninit<Self>]);
 }
 
 impl PowElem for f64 {
-    fn pow_at(_level: Level, x: &[f64], y: &[f64], dst: &mut [f64]) {
-        for ((d, &a), &b) in dst.iter_mut().zip(x).zip(y) {
-            *d = a.powf(b);
+    fn pow_at(_level: Level, x: &[f64], y: Exponent<'_, f64>, dst: &mut [MaybeUninit<f64>]) {
+        match y {
+            Exponent::Each(y) => {
+                for ((d, &a), &b) in dst.iter_mut().zip(x).zip(y) {
+                    d.write(a.powf(b));
+                }
+            }
+            Exponent::All(v) => {
+                for (d, &a) in dst.iter_mut().zip(x) {
+                    d.write(a.powf(v));
+                }
+            }
         }
     }
 }
 
 impl PowElem for f32 {
-    fn pow_at(level: Level, x: &[f32], y: &[f32], dst: &mut [f32]) {
+    fn pow_at(level: Level, x: &[f32], y: Exponent<'_, f32>, dst: &mut [MaybeUninit<f32>]) {
         if let Err(job) = at_level::<f32, _>(level, PowJob { x, y, dst }) {
-            for ((d, &a), &b) in job.dst.iter_mut().zip(job.x).zip(job.y) {
-                *d = a.powf(b);
+            for (i, (d, &a)) in job.dst.iter_mut().zip(job.x).enumerate() {
+                let b = match job.y {
+                    Exponent::Each(y) => y[i] as f64,
+                    Exponent::All(v) => v,
+                };
+                // The f64 power of f32 values rounds once, as the vector path does.
+                d.write((a as f64).powf(b) as f32);
             }
         }
     }
@@ -82,8 +145,8 @@ impl PowElem for f32 {
 
 struct PowJob<'a> {
     x: &'a [f32],
-    y: &'a [f32],
-    dst: &'a mut [f32],
+    y: Exponent<'a, f32>,
+    dst: &'a mut [MaybeUninit<f32>],
 }
 
 impl Job<f32> for PowJob<'_> {
@@ -93,12 +156,19 @@ impl Job<f32> for PowJob<'_> {
         const BLOCK: usize = 64;
         let w = f.f64_lanes();
         let (mut xw, mut yw, mut rw) = ([0f64; BLOCK], [0f64; BLOCK], [0f64; BLOCK]);
-        let blocks = self.x.chunks(BLOCK).zip(self.y.chunks(BLOCK));
-        for ((xs, ys), ds) in blocks.zip(self.dst.chunks_mut(BLOCK)) {
+        if let Exponent::All(v) = self.y {
+            yw = [v; BLOCK];
+        }
+        let blocks = self.x.chunks(BLOCK).zip(self.dst.chunks_mut(BLOCK));
+        for (b, (xs, ds)) in blocks.enumerate() {
             let n = xs.len();
             for i in 0..n {
                 xw[i] = xs[i] as f64;
-                yw[i] = ys[i] as f64;
+            }
+            if let Exponent::Each(y) = self.y {
+                for i in 0..n {
+                    yw[i] = y[b * BLOCK + i] as f64;
+                }
             }
             let step = <F::F64 as Fx>::LANES;
             let mut i = 0;
@@ -109,7 +179,7 @@ impl Job<f32> for PowJob<'_> {
                 i = end;
             }
             for i in 0..n {
-                ds[i] = rw[i] as f32;
+                ds[i].write(rw[i] as f32);
             }
         }
     }
