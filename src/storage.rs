@@ -443,6 +443,21 @@ impl<'a, T: Element> Access<'a, T> {
         }
     }
 
+    /// The elements `start..start + len` (one stride-1 run of the layout) as a mutable
+    /// slice, for a kernel that updates them in place; None for bool.
+    ///
+    /// # Safety
+    /// The run lies inside the layout (point 1); no other reference to these elements is
+    /// alive while the slice lives (point 2), and the slice does not outlive the kernel.
+    #[inline]
+    pub unsafe fn run_mut(&self, start: usize, len: usize) -> Option<&'a mut [T]> {
+        if Self::SLICEABLE && len > 0 {
+            Some(std::slice::from_raw_parts_mut(self.base.add(start), len))
+        } else {
+            None
+        }
+    }
+
     /// The bytes of the stride-1 run `start..start + len` of a bool storage (any byte is
     /// a valid u8; a bool is its byte `!= 0`); None for other dtypes. Kernels convert a
     /// run of bools from these without a branch per element.

@@ -92,7 +92,8 @@ def test_pow_float32_by_other_numbers_is_correctly_rounded(exponent, n):
 @pytest.mark.parametrize("exponent", [2.5, -1.5, 1 / 3])
 def test_pow_float64_by_other_numbers(exponent):
     x = floats(1000, np.float64, low=0.0, high=5.0)
-    within_an_ulp(tensor(x) ** exponent, np.power(x, exponent), np.float64)
+    with np.errstate(all="ignore"):
+        within_an_ulp(tensor(x) ** exponent, np.power(x, exponent), np.float64)
 
 
 def test_pow_special_values():

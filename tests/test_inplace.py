@@ -323,3 +323,104 @@ def test_copy_from_an_overlapping_view_of_the_same_storage():
     z = torch.arange(10.0).repeat(40_000)
     z.copy_(torch.tensor(3.0))  # broadcast source
     assert (z.numpy() == 3.0).all()
+
+
+# ------------------------------------------------ arithmetic written straight into memory
+
+
+ARITH_INPLACE = {
+    "add_": (lambda x, y: x.add_(y), np.add),
+    "sub_": (lambda x, y: x.sub_(y), np.subtract),
+    "mul_": (lambda x, y: x.mul_(y), np.multiply),
+    "div_": (lambda x, y: x.div_(y), np.divide),
+    "add_ alpha": (lambda x, y: x.add_(y, alpha=-0.25), lambda a, b: a + (-0.25 * b)),
+    "sub_ alpha": (lambda x, y: x.sub_(y, alpha=3), lambda a, b: a - 3 * b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARITH_INPLACE))
+@pytest.mark.parametrize("n", [1000, 300_001])
+@pytest.mark.parametrize("other", ["tensor", "0-dim", "number", "itself"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_arithmetic_in_place_keeps_its_memory(name, n, other, dtype):
+    ours, reference = ARITH_INPLACE[name]
+    rng = np.random.default_rng(1)
+    a = (rng.uniform(0.5, 2.0, n) + (1j * rng.uniform(0.5, 2.0, n) if "complex" in dtype else 0))
+    a = a.astype(dtype)
+    b = rng.uniform(0.5, 2.0, n).astype(dtype)
+    x = torch.from_numpy(a.copy())
+    ptr, version = x.data_ptr(), x._version
+    operand = {
+        "tensor": (torch.from_numpy(b), b),
+        "0-dim": (torch.tensor(b[3]), b[3]),
+        "number": (1.5, np.array(1.5, dtype=dtype)),
+        "itself": (x, a),
+    }[other]
+    ours(x, operand[0])
+    expected = reference(a, operand[1])
+    if "alpha" in name:  # the product is rounded first, in the tensor's own type
+        expected = reference(a, np.asarray(operand[1], dtype=dtype))
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(x.numpy(), expected, rtol=tol, atol=tol)
+    assert x.data_ptr() == ptr and x._version == version + 1
+
+
+def test_arithmetic_in_place_on_a_view_changes_only_its_elements():
+    base = torch.arange(20.0)
+    view = base[5:15]
+    view.mul_(torch.full((10,), 2.0))
+    view.add_(1)
+    want = np.arange(20.0)
+    want[5:15] = want[5:15] * 2 + 1
+    np.testing.assert_array_equal(base.numpy(), want)
+    strided = base[::2]  # not contiguous: computed, then copied in
+    strided.sub_(torch.ones(10))
+    want[::2] -= 1
+    np.testing.assert_array_equal(base.numpy(), want)
+
+
+def test_arithmetic_in_place_with_broadcast_and_promotion():
+    x = torch.ones(3, 4)
+    x.add_(torch.arange(4.0))  # a row: the general path
+    np.testing.assert_array_equal(x.numpy(), np.ones((3, 4)) + np.arange(4.0))
+    i = torch.arange(4)
+    i.mul_(3)
+    assert i.tolist() == [0, 3, 6, 9] and i.dtype == torch.int64
+    with raises_rt("result type Float can't be cast to the desired output type Long"):
+        i.mul_(0.5)
+    d = torch.ones(3, dtype=torch.float64)
+    d.add_(torch.ones(3, dtype=torch.float32))  # other promoted: the general path
+    assert d.tolist() == [2.0, 2.0, 2.0]
+
+
+PARTIAL = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor "
+    "refer to a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
+
+
+def test_arithmetic_in_place_refuses_partial_overlap():
+    x = torch.arange(5.0)
+    with raises_rt(PARTIAL):
+        x[1:].add_(x[:-1])
+    with raises_rt(PARTIAL):
+        x.mul_(x[1])
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and x._version == 0
+    x[:2].add_(x[2:4])  # disjoint parts of one storage
+    assert x.tolist() == [2.0, 4.0, 2.0, 3.0, 4.0]
+    x.sub_(x)  # the same memory exactly
+    assert x.tolist() == [0.0] * 5
+
+
+def test_arithmetic_in_place_gradients_and_saved_values():
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    y = a * 1  # a non-leaf to write into
+    y.mul_(w)  # w's gradient needs y's value from before the write
+    y.add_(w, alpha=2.0)
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 3.0, 4.0])
+    np.testing.assert_allclose(w.grad.numpy(), [1.0 + 2, 2.0 + 2, 3.0 + 2])
+    assert type(y.grad_fn).__name__ == "AddBackward0"
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"

@@ -27,6 +27,11 @@ pub trait Backend: Send + Sync {
     /// dtypes refuses negative exponents (torch's error).
     fn binary(&self, a: &Data, b: &Data, op: Binary, dtype: DType) -> Result<Data>;
 
+    /// `dst = dst op alpha * other` (alpha only for Add and Sub) written into dst's own
+    /// memory. Only for operands that pass `kernels::copy::can_update`; false (nothing
+    /// written) when the backend has no kernel for them.
+    fn binary_in_place(&self, dst: &Data, other: &Data, op: Binary, alpha: Scalar) -> Result<bool>;
+
     /// `a op s` (or `s op a` when `reversed`), computed in `dtype`.
     fn binary_scalar(
         &self,

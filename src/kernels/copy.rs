@@ -1,7 +1,7 @@
 //! Writing into existing (possibly strided, possibly aliased) storage: in-place ops,
 //! `copy_`, `.grad` accumulation.
 
-use crate::dtype::Element;
+use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::{access, access_as, for_each_inner_run};
 use crate::storage::Data;
@@ -73,6 +73,65 @@ fn in_chunks(dst: &Data, write: impl Fn(usize, std::ops::Range<usize>) + Sync) {
     } else {
         (0..tasks).for_each(task);
     }
+}
+
+/// Whether `update_with` can write `dst ⊕= other` straight into dst's memory: dst is
+/// contiguous and not bool, `other` has dst's dtype and is one value or dst's shape
+/// contiguous, in another storage or exactly dst's own elements (`x.add_(x)`). A partial
+/// overlap would read elements already written, so it is refused.
+pub fn can_update(dst: &Data, other: &Data) -> bool {
+    let (ld, lo) = (dst.layout(), other.layout());
+    if !ld.is_contiguous() || dst.dtype() == DType::Bool || other.dtype() != dst.dtype() {
+        return false;
+    }
+    if lo.numel() == 1 {
+        return true;
+    }
+    if lo.shape != ld.shape || !lo.is_contiguous() {
+        return false;
+    }
+    !std::sync::Arc::ptr_eq(dst.storage(), other.storage()) || lo.offset == ld.offset
+}
+
+/// `dst[i] = f(dst[i], other[i])` in dst's own memory, in chunks over the team, for
+/// operands that pass `can_update` (checked again: false, nothing written, otherwise).
+pub fn update_with<T: Element>(dst: &Data, other: &Data, f: impl Fn(T, T) -> T + Sync) -> bool {
+    if !can_update(dst, other) || dst.dtype() != T::DTYPE {
+        return false;
+    }
+    let out = access::<T>(dst);
+    let lo = other.layout();
+    if lo.numel() == 1 {
+        // SAFETY: the single element of other's checked layout, read before any write.
+        let v = unsafe { access::<T>(other).read(lo.offset) };
+        // SAFETY: disjoint chunks of dst's one run; no other reference into it is alive.
+        in_chunks(dst, |at, range| {
+            if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
+                d.iter_mut().for_each(|x| *x = f(*x, v));
+            }
+        });
+    } else if std::sync::Arc::ptr_eq(dst.storage(), other.storage()) {
+        // Exactly dst's own elements (can_update): each one combined with itself.
+        // SAFETY: as above.
+        in_chunks(dst, |at, range| {
+            if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
+                d.iter_mut().for_each(|x| *x = f(*x, *x));
+            }
+        });
+    } else {
+        let from = access::<T>(other);
+        // SAFETY: other is contiguous in another storage, so its slice never aliases the
+        // chunks of dst written here (disjoint runs of dst's checked layout).
+        let values = unsafe { from.contiguous() }.expect("a contiguous, non-bool layout");
+        in_chunks(dst, |at, range| {
+            if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
+                for (x, &y) in d.iter_mut().zip(&values[range]) {
+                    *x = f(*x, y);
+                }
+            }
+        });
+    }
+    true
 }
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.

@@ -66,6 +66,44 @@ fn arith_scalar(
     )?))
 }
 
+/// Whether `dst ⊕= alpha * other` can be written straight into dst (Op::writes_in_place):
+/// the result's dtype is dst's own and other's, both live on one device, and the
+/// layouts pass `kernels::copy::can_update`.
+fn updates_in_place(kind: Arithmetic, dst: &Tensor, other: &Tensor) -> bool {
+    let dtype = tensor_dtype(kind, dst, other);
+    dtype == dst.dtype()
+        && other.dtype() == dtype
+        && other.device() == dst.device()
+        && !dst.is_batched()
+        && !other.is_batched()
+        && crate::kernels::copy::can_update(&dst.data(), &other.data())
+}
+
+/// The write `updates_in_place` allowed.
+fn update_in_place(kind: Arithmetic, alpha: Scalar, inputs: &[Tensor]) -> Result<()> {
+    let (dst, other) = (&inputs[0], &inputs[1]);
+    if backend(dst)?.binary_in_place(&dst.data(), &other.data(), kind, alpha)? {
+        return Ok(());
+    }
+    // The backend has no kernel for these operands: compute, then copy in.
+    let value = arith_tensor(
+        kind,
+        dst,
+        &scaled_operand(other, alpha, dst.dtype())?,
+        dst.dtype(),
+    )?;
+    crate::ops::device::write_into(dst, &value)
+}
+
+/// `alpha * b` in `dtype` (b itself when alpha is one).
+fn scaled_operand(b: &Tensor, alpha: Scalar, dtype: DType) -> Result<Tensor> {
+    if alpha.is_one() {
+        Ok(b.clone())
+    } else {
+        arith_scalar(Arithmetic::Mul, b, alpha, false, dtype)
+    }
+}
+
 fn one(t: Tensor) -> Result<Outputs> {
     Ok(smallvec![t])
 }
@@ -85,12 +123,14 @@ impl Op for Add {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let (a, b) = (&inputs[0], &inputs[1]);
         let dtype = tensor_dtype(Arithmetic::Add, a, b);
-        let b = if self.alpha.is_one() {
-            b.clone()
-        } else {
-            arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)?
-        };
+        let b = scaled_operand(b, self.alpha, dtype)?;
         one(arith_tensor(Arithmetic::Add, a, &b, dtype)?)
+    }
+    fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
+        updates_in_place(Arithmetic::Add, &inputs[0], &inputs[1])
+    }
+    fn write_in_place(&self, inputs: &[Tensor]) -> Result<()> {
+        update_in_place(Arithmetic::Add, self.alpha, inputs)
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -125,12 +165,14 @@ impl Op for Sub {
         if dtype == DType::Bool {
             return Err(Arithmetic::Sub.bool_error());
         }
-        let b = if self.alpha.is_one() {
-            b.clone()
-        } else {
-            arith_scalar(Arithmetic::Mul, b, self.alpha, false, dtype)?
-        };
+        let b = scaled_operand(b, self.alpha, dtype)?;
         one(arith_tensor(Arithmetic::Sub, a, &b, dtype)?)
+    }
+    fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
+        updates_in_place(Arithmetic::Sub, &inputs[0], &inputs[1])
+    }
+    fn write_in_place(&self, inputs: &[Tensor]) -> Result<()> {
+        update_in_place(Arithmetic::Sub, self.alpha, inputs)
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
@@ -389,6 +431,12 @@ impl Op for Mul {
             tensor_dtype(Arithmetic::Mul, a, b),
         )?)
     }
+    fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
+        updates_in_place(Arithmetic::Mul, &inputs[0], &inputs[1])
+    }
+    fn write_in_place(&self, inputs: &[Tensor]) -> Result<()> {
+        update_in_place(Arithmetic::Mul, Scalar::Int(1), inputs)
+    }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![
             needs[0].then_some(SaveRef::Input(1)),
@@ -436,6 +484,12 @@ impl Op for Div {
             b,
             tensor_dtype(Arithmetic::Div, a, b),
         )?)
+    }
+    fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
+        updates_in_place(Arithmetic::Div, &inputs[0], &inputs[1])
+    }
+    fn write_in_place(&self, inputs: &[Tensor]) -> Result<()> {
+        update_in_place(Arithmetic::Div, Scalar::Int(1), inputs)
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         smallvec![

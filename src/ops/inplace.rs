@@ -128,19 +128,26 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     let dst = &inputs[0];
     check_inplace(dst)?;
     let batched = crate::functorch::batched::any_batched(inputs);
-    let mut result = crate::ops::forward(&op, inputs)?;
-    let value = result.swap_remove(0);
-    check_cast(value.dtype(), dst.dtype())?;
-    if value.shape() != dst.shape() {
-        let b = crate::shape::broadcast_shapes(&value.shape(), &dst.shape())?;
-        if b.as_slice() != &*dst.shape() {
-            return Err(Error::runtime(format!(
-                "output with shape {} doesn't match the broadcast shape {}",
-                crate::shape::fmt_dims(&dst.shape()),
-                crate::shape::fmt_dims(&b)
-            )));
+    // Written straight into dst when the op can (its result then has dst's shape and
+    // dtype); else computed out of place, checked, and copied in below.
+    let value = if !batched && op.writes_in_place(inputs) {
+        None
+    } else {
+        let mut result = crate::ops::forward(&op, inputs)?;
+        let value = result.swap_remove(0);
+        check_cast(value.dtype(), dst.dtype())?;
+        if value.shape() != dst.shape() {
+            let b = crate::shape::broadcast_shapes(&value.shape(), &dst.shape())?;
+            if b.as_slice() != &*dst.shape() {
+                return Err(Error::runtime(format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    crate::shape::fmt_dims(&dst.shape()),
+                    crate::shape::fmt_dims(&b)
+                )));
+            }
         }
-    }
+        Some(value)
+    };
     let needs: SmallVec<[bool; 4]> = inputs
         .iter()
         .map(|t| recording() && t.requires_grad())
@@ -165,10 +172,10 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     };
 
     crate::autograd::mutation::before_write(dst)?;
-    if batched {
-        crate::functorch::batched::write(dst, &value)?;
-    } else {
-        write_into(dst, &value)?;
+    match &value {
+        None => op.write_in_place(inputs)?,
+        Some(value) if batched => crate::functorch::batched::write(dst, value)?,
+        Some(value) => write_into(dst, value)?,
     }
     check_inference_write(dst)?;
     dst.bump_version();
@@ -200,16 +207,48 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     Ok(())
 }
 
+/// torch's refusal of an in-place write whose operand shares only some of the
+/// destination's memory (`x[1:].add_(x[:-1])`, `x.mul_(x[1])`): elements would be read
+/// after being written. The same memory exactly (`x.add_(x)`) and layouts that are not
+/// dense (torch's "too hard to tell") pass.
+fn check_no_partial_overlap(dst: &Tensor, other: &Tensor) -> Result<()> {
+    let (d, o) = (dst.data(), other.data());
+    if !std::sync::Arc::ptr_eq(d.storage(), o.storage()) {
+        return Ok(());
+    }
+    let (ld, lo) = (d.layout(), o.layout());
+    let dense = |l: &crate::layout::Layout| l.numel() > 0 && l.is_contiguous();
+    if !dense(ld) || !dense(lo) {
+        return Ok(());
+    }
+    let bytes = |l: &crate::layout::Layout, dtype: crate::dtype::DType| {
+        let start = l.offset * dtype.itemsize();
+        (start, start + l.numel() * dtype.itemsize())
+    };
+    let ((d0, d1), (o0, o1)) = (bytes(ld, d.dtype()), bytes(lo, o.dtype()));
+    let same = d0 == o0 && d1 == o1 && ld.strides == lo.strides;
+    if d0 < o1 && o0 < d1 && !same {
+        return Err(Error::runtime(
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.",
+        ));
+    }
+    Ok(())
+}
+
 pub fn add_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    check_no_partial_overlap(t, other)?;
     apply_inplace(Add { alpha }, &[t.clone(), other.clone()])
 }
 pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
+    check_no_partial_overlap(t, other)?;
     apply_inplace(Sub { alpha }, &[t.clone(), other.clone()])
 }
 pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
+    check_no_partial_overlap(t, other)?;
     apply_inplace(Mul, &[t.clone(), other.clone()])
 }
 pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
+    check_no_partial_overlap(t, other)?;
     apply_inplace(Div, &[t.clone(), other.clone()])
 }
 /// `t ⊕= s` for a Python number (recorded like torch, with a wrapped-number tensor).

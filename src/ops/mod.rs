@@ -177,6 +177,19 @@ pub trait Op: Send + Sync + 'static {
     fn batch(&self, _ctx: &BatchCtx) -> Result<Batched> {
         Err(no_batch_rule(self.name()))
     }
+    /// As the in-place form (`x.add_(y)`), whether the result can be written straight
+    /// into `inputs[0]` by `write_in_place`, with no temporary: no side effects, and a
+    /// yes means the forward's result has inputs[0]'s shape and dtype.
+    fn writes_in_place(&self, _inputs: &[Tensor]) -> bool {
+        false
+    }
+    /// Write the forward's result into `inputs[0]` (only after `writes_in_place` said yes).
+    fn write_in_place(&self, _inputs: &[Tensor]) -> Result<()> {
+        Err(Error::runtime(format!(
+            "{}: no in-place kernel (internal error)",
+            self.name()
+        )))
+    }
 }
 
 /// The typed error for a missing batching rule.

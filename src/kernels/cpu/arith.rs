@@ -62,6 +62,31 @@ pub fn binary(a: &Data, b: &Data, op: Binary, dtype: DType) -> Result<Data> {
     })
 }
 
+/// `dst = dst op alpha * other` in dst's memory (kernels::copy::update_with), with the
+/// same arithmetic as `binary` (`a + alpha * b` rounds the product first, as the
+/// out-of-place op does). False for bool, for Pow and for layouts it cannot update.
+pub fn binary_in_place(dst: &Data, other: &Data, op: Binary, alpha: Scalar) -> bool {
+    fn update(dst: &Data, other: &Data, op: Binary, alpha: Scalar) -> Result<bool> {
+        use crate::kernels::copy::update_with;
+        let scaled = !alpha.is_one();
+        Ok(crate::with_arith!(dst.dtype(), op.name(), T => {
+            let a = T::from_scalar(alpha);
+            match (op, scaled) {
+                (Binary::Add, false) => update_with::<T>(dst, other, |x, y| x + y),
+                (Binary::Add, true) => update_with::<T>(dst, other, move |x, y| x + a * y),
+                (Binary::Sub, false) => update_with::<T>(dst, other, |x, y| x - y),
+                (Binary::Sub, true) => update_with::<T>(dst, other, move |x, y| x - a * y),
+                (Binary::Mul, false) => update_with::<T>(dst, other, |x, y| x * y),
+                (Binary::Div, false) => update_with::<T>(dst, other, |x, y| x / y),
+                _ => false,
+            }
+        }))
+    }
+    // Integer division is not this op's (true division computes in float).
+    let integral = dst.dtype().category() <= Category::Integral;
+    !(integral && op == Binary::Div) && update(dst, other, op, alpha).unwrap_or(false)
+}
+
 pub fn binary_scalar(
     a: &Data,
     s: Scalar,

@@ -37,6 +37,9 @@ impl Backend for Cpu {
     fn binary(&self, a: &Data, b: &Data, op: Binary, dtype: DType) -> Result<Data> {
         arith::binary(a, b, op, dtype)
     }
+    fn binary_in_place(&self, dst: &Data, other: &Data, op: Binary, alpha: Scalar) -> Result<bool> {
+        Ok(arith::binary_in_place(dst, other, op, alpha))
+    }
     fn binary_scalar(
         &self,
         a: &Data,
