@@ -94,3 +94,74 @@ def test_gradients_of_writes_and_reads():
     ga, gb = torch.autograd.grad(r.sum(), [a, b])
     assert ga.tolist() == [[0] * 4, [1] * 4, [0] * 4]
     assert gb.tolist() == [[1] * 4, [1] * 4]
+
+
+# ---------------------------------------------- the in-place forms write into their memory
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("n", [8, 600])  # one thread; rows split over threads
+@pytest.mark.parametrize("alpha", [None, 1, -2.5])
+def test_index_add_in_place_keeps_its_memory(dim, n, alpha):
+    import numpy as np
+
+    rng = np.random.default_rng(dim * 100 + n)
+    a = rng.standard_normal((n, n + 3)) if dim == 0 else rng.standard_normal((n + 3, n))
+    index = rng.integers(0, n, size=n // 2 + 1)  # repeats add up in order
+    source_shape = list(a.shape)
+    source_shape[dim] = len(index)
+    b = rng.standard_normal(source_shape)
+    x = torch.from_numpy(a.copy())
+    ptr, version = x.data_ptr(), x._version
+    kwargs = {} if alpha is None else {"alpha": alpha}
+    x.index_add_(dim, L(index), torch.from_numpy(b), **kwargs)
+    expected = a.copy()
+    scaled = b if alpha in (None, 1) else alpha * b
+    for k, i in enumerate(index):
+        if dim == 0:
+            expected[i] += scaled[k]
+        else:
+            expected[:, i] += scaled[:, k]
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-14, atol=1e-14)
+    assert x.data_ptr() == ptr and x._version == version + 1
+    x.index_copy_(dim, L(index[:1]), torch.from_numpy(b).narrow(dim, 0, 1))
+    if dim == 0:
+        expected[index[0]] = b[0]
+    else:
+        expected[:, index[0]] = b[:, 0]
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-14, atol=1e-14)
+
+
+def test_index_add_in_place_on_a_view_and_with_errors():
+    base = torch.zeros(5, 2)
+    view = base[1:4]  # contiguous, at an offset
+    view.index_add_(0, L([2, 0, 2]), torch.ones(3, 2))
+    assert base.tolist() == [[0, 0], [1, 1], [0, 0], [2, 2], [0, 0]]
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        view.index_add_(0, L([0, 5]), torch.ones(2, 2))
+    base.zero_()
+    strided = torch.zeros(2, 6)[:, ::2]  # not contiguous: computed, then copied in
+    strided.index_add_(1, L([1]), torch.ones(2, 1))
+    assert strided.tolist() == [[0, 1, 0], [0, 1, 0]]
+
+
+OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor "
+    "refer to a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
+
+
+def test_index_writes_refuse_a_source_or_index_in_their_memory():
+    import re
+
+    x = torch.arange(6.0).reshape(3, 2)
+    with pytest.raises(RuntimeError, match=re.escape(OVERLAP)):
+        x.index_add_(0, L([0, 1, 2]), x)
+    with pytest.raises(RuntimeError, match=re.escape(OVERLAP)):
+        x.index_copy_(0, L([0]), x[1:2])
+    ints = torch.tensor([0, 1, 2])
+    with pytest.raises(RuntimeError, match=re.escape(OVERLAP)):
+        ints.index_add_(0, ints, torch.ones(3, dtype=torch.int64))
+    x.index_copy_(0, L([0, 1, 2]), x.clone().flip(0))
+    assert x.tolist() == [[4, 5], [2, 3], [0, 1]]

@@ -131,6 +131,20 @@ pub trait Backend: Send + Sync {
         accumulate: bool,
     ) -> Result<std::result::Result<Data, i64>>;
 
+    /// `index_write` into x's own memory (the in-place `index_add_` / `index_copy_`),
+    /// for a contiguous x whose source and index live in other storages: `Ok(true)` once
+    /// written, `Ok(false)` (nothing written) when the backend has no such kernel or the
+    /// operands do not qualify, `Err(i)` for the first index out of range (checked
+    /// before anything is written).
+    fn index_write_in_place(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<std::result::Result<bool, i64>>;
+
     /// What `kind` keeps of each line of `x` along `dim` (the sorted line, its top k, its
     /// k-th value or median), with the source indices (see `kinds::SortKind`). The
     /// one-element kinds need nonempty lines.

@@ -401,12 +401,26 @@ pub fn write_rows<T: Arith>(
     src: &Data,
     accumulate: bool,
 ) -> std::result::Result<Vec<T>, i64> {
+    write_rows_into(&mut out, shape, dim, index, src, accumulate)?;
+    Ok(out)
+}
+
+/// `write_rows` into `out` itself (an in-place `index_add_`): the indices are checked
+/// before anything is written.
+pub fn write_rows_into<T: Arith>(
+    out: &mut [T],
+    shape: &[usize],
+    dim: usize,
+    index: &[i64],
+    src: &Data,
+    accumulate: bool,
+) -> std::result::Result<(), i64> {
     let (outer, len, inner) = around(shape, dim);
     if let Some(bad) = first_out_of_range(index, len) {
         return Err(bad);
     }
     if outer * index.len() * inner == 0 {
-        return Ok(out);
+        return Ok(());
     }
     // SAFETY: read-only; dropped before returning; `out` is the caller's fresh Vec.
     let vals = unsafe { contiguous_data::<T>(src) };
@@ -430,7 +444,7 @@ pub fn write_rows<T: Arith>(
         // and taking the entries that land in its range, still in index order.
         let rows_per_task = len.div_ceil(4 * crate::threads::num_threads().max(1));
         let src_rows = vals.chunks(inner);
-        par_chunks_mut(&mut out, rows_per_task * inner, |t, dst| {
+        par_chunks_mut(out, rows_per_task * inner, |t, dst| {
             let rows = t * rows_per_task..t * rows_per_task + dst.len() / inner;
             for (&i, row) in index.iter().zip(src_rows.clone()) {
                 if rows.contains(&(i as usize)) {
@@ -440,7 +454,7 @@ pub fn write_rows<T: Arith>(
             }
         });
     } else if outer > 1 && outer * from_len >= PARALLEL_GRAIN {
-        par_chunks_mut(&mut out, slab_len, |o, dst| {
+        par_chunks_mut(out, slab_len, |o, dst| {
             slab((dst, &vals[o * from_len..][..from_len]))
         });
     } else {
@@ -448,7 +462,7 @@ pub fn write_rows<T: Arith>(
             .zip(vals.chunks(from_len))
             .for_each(slab);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,

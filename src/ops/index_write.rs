@@ -48,6 +48,40 @@ pub struct IndexWrite {
     pub alpha: Option<Scalar>,
 }
 
+impl IndexWrite {
+    /// `[x, index, source]` as the kernel takes them: x, the index checked against
+    /// x's size along `dim` (torch refuses negative indices here), and the source times
+    /// alpha in x's dtype.
+    fn prepared<'a>(&self, inputs: &'a [Tensor]) -> Result<(&'a Tensor, Tensor, Tensor)> {
+        let (x, idx, source) = (&inputs[0], &inputs[1], &inputs[2]);
+        let size = x.shape()[self.dim];
+        let wrapped = match backend(x)?.wrap_index(&idx.data(), size, false)? {
+            Ok(w) => crate::ops::device::wrap(w),
+            // torch words index_add's as a RuntimeError, index_copy's as its own.
+            Err(i) => {
+                let msg = format!(
+                    "index {i} is out of bounds for dimension {} with size {size}",
+                    self.dim
+                );
+                return Err(match self.alpha {
+                    Some(_) => Error::runtime(msg),
+                    None => Error::index(format!("index_copy_(): {msg}")),
+                });
+            }
+        };
+        let values = match self.alpha {
+            Some(Scalar::Int(1)) | None => source.clone(),
+            Some(alpha) => to_dtype(&mul_scalar(source, alpha)?, x.dtype())?,
+        };
+        Ok((x, wrapped, values))
+    }
+}
+
+/// An index the kernel found out of range (prepared() checks them all first).
+fn out_of_range(i: i64) -> Error {
+    Error::runtime(format!("index_add: index {i} out of range"))
+}
+
 impl Op for IndexWrite {
     fn name(&self) -> &'static str {
         match self.alpha {
@@ -67,37 +101,45 @@ impl Op for IndexWrite {
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         composite(inputs, |inputs| {
-            let (x, idx, source) = (&inputs[0], &inputs[1], &inputs[2]);
-            let size = x.shape()[self.dim];
-            // torch refuses negative indices here.
-            let wrapped = match backend(x)?.wrap_index(&idx.data(), size, false)? {
-                Ok(w) => crate::ops::device::wrap(w),
-                // torch words index_add's as a RuntimeError, index_copy's as its own.
-                Err(i) => {
-                    let msg = format!(
-                        "index {i} is out of bounds for dimension {} with size {size}",
-                        self.dim
-                    );
-                    return Err(match self.alpha {
-                        Some(_) => Error::runtime(msg),
-                        None => Error::index(format!("index_copy_(): {msg}")),
-                    });
-                }
-            };
-            let values = match self.alpha {
-                Some(Scalar::Int(1)) | None => source.clone(),
-                Some(alpha) => to_dtype(&mul_scalar(source, alpha)?, x.dtype())?,
-            };
+            let (x, idx, values) = self.prepared(inputs)?;
             let out = backend(x)?
                 .index_write(
                     &x.data(),
                     self.dim,
-                    &wrapped.data(),
+                    &idx.data(),
                     &values.data(),
                     self.alpha.is_some(),
                 )?
-                .map_err(|i| Error::runtime(format!("index_add: index {i} out of range")))?;
+                .map_err(out_of_range)?;
             Ok(smallvec![crate::ops::device::wrap(out)])
+        })
+    }
+    fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
+        let (x, idx, source) = (&inputs[0], &inputs[1], &inputs[2]);
+        let apart = |t: &Tensor| !std::sync::Arc::ptr_eq(x.data().storage(), t.data().storage());
+        inputs
+            .iter()
+            .all(|t| !t.is_batched() && t.device() == x.device())
+            && x.is_contiguous()
+            && source.dtype() == x.dtype()
+            && apart(idx)
+            && apart(source)
+    }
+    fn write_in_place(&self, inputs: &[Tensor]) -> Result<()> {
+        composite(inputs, |inputs| {
+            let (x, idx, values) = self.prepared(inputs)?;
+            let accumulate = self.alpha.is_some();
+            let written = backend(x)?
+                .index_write_in_place(&x.data(), self.dim, &idx.data(), &values.data(), accumulate)?
+                .map_err(out_of_range)?;
+            if !written {
+                // No kernel for these operands: compute, then copy in.
+                let out = backend(x)?
+                    .index_write(&x.data(), self.dim, &idx.data(), &values.data(), accumulate)?
+                    .map_err(out_of_range)?;
+                crate::ops::device::write_into(x, &crate::ops::device::wrap(out))?;
+            }
+            Ok(())
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
@@ -252,6 +294,9 @@ pub fn index_write_(
     alpha: Option<Scalar>,
 ) -> Result<()> {
     let (op, inputs) = index_write_inputs(x, dim, idx, source, alpha)?;
+    for other in &inputs[1..] {
+        crate::ops::inplace::check_no_overlap(x, other, false)?;
+    }
     crate::ops::inplace::apply_inplace(op, &inputs)
 }
 

@@ -207,11 +207,12 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
     Ok(())
 }
 
-/// torch's refusal of an in-place write whose operand shares only some of the
-/// destination's memory (`x[1:].add_(x[:-1])`, `x.mul_(x[1])`): elements would be read
-/// after being written. The same memory exactly (`x.add_(x)`) and layouts that are not
-/// dense (torch's "too hard to tell") pass.
-fn check_no_partial_overlap(dst: &Tensor, other: &Tensor) -> Result<()> {
+/// torch's refusal of an in-place write whose operand shares some of the destination's
+/// memory (`x[1:].add_(x[:-1])`, `x.mul_(x[1])`): elements would be read after being
+/// written. The same memory exactly (`x.add_(x)`) passes when `same_ok` (elementwise
+/// ops; index_add_ refuses it), and so do layouts that are not dense (torch's "too hard
+/// to tell").
+pub(crate) fn check_no_overlap(dst: &Tensor, other: &Tensor, same_ok: bool) -> Result<()> {
     let (d, o) = (dst.data(), other.data());
     if !std::sync::Arc::ptr_eq(d.storage(), o.storage()) {
         return Ok(());
@@ -227,7 +228,7 @@ fn check_no_partial_overlap(dst: &Tensor, other: &Tensor) -> Result<()> {
     };
     let ((d0, d1), (o0, o1)) = (bytes(ld, d.dtype()), bytes(lo, o.dtype()));
     let same = d0 == o0 && d1 == o1 && ld.strides == lo.strides;
-    if d0 < o1 && o0 < d1 && !same {
+    if d0 < o1 && o0 < d1 && !(same && same_ok) {
         return Err(Error::runtime(
             "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.",
         ));
@@ -236,19 +237,19 @@ fn check_no_partial_overlap(dst: &Tensor, other: &Tensor) -> Result<()> {
 }
 
 pub fn add_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
-    check_no_partial_overlap(t, other)?;
+    check_no_overlap(t, other, true)?;
     apply_inplace(Add { alpha }, &[t.clone(), other.clone()])
 }
 pub fn sub_(t: &Tensor, other: &Tensor, alpha: Scalar) -> Result<()> {
-    check_no_partial_overlap(t, other)?;
+    check_no_overlap(t, other, true)?;
     apply_inplace(Sub { alpha }, &[t.clone(), other.clone()])
 }
 pub fn mul_(t: &Tensor, other: &Tensor) -> Result<()> {
-    check_no_partial_overlap(t, other)?;
+    check_no_overlap(t, other, true)?;
     apply_inplace(Mul, &[t.clone(), other.clone()])
 }
 pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
-    check_no_partial_overlap(t, other)?;
+    check_no_overlap(t, other, true)?;
     apply_inplace(Div, &[t.clone(), other.clone()])
 }
 /// `t ⊕= s` for a Python number (recorded like torch, with a wrapped-number tensor).

@@ -157,6 +157,35 @@ impl Backend for Cpu {
                 .map(|v| data_from(v, &shape))
         }))
     }
+    fn index_write_in_place(
+        &self,
+        x: &Data,
+        dim: usize,
+        index: &Data,
+        src: &Data,
+        accumulate: bool,
+    ) -> Result<std::result::Result<bool, i64>> {
+        let l = x.layout();
+        let apart = |d: &Data| !std::sync::Arc::ptr_eq(x.storage(), d.storage());
+        let fits = l.is_contiguous() && x.dtype() != DType::Bool && src.dtype() == x.dtype();
+        if !fits || !apart(src) || !apart(index) || index.dtype() != DType::I64 {
+            return Ok(Ok(false));
+        }
+        // SAFETY: read-only; dropped before returning (index lives in another storage).
+        let index = unsafe { crate::kernels::contiguous_data::<i64>(index) };
+        Ok(crate::with_arith!(x.dtype(), "index_add", T => {
+            let out = crate::kernels::access::<T>(x);
+            // SAFETY: x's one contiguous run, checked against its storage; src and index
+            // are in other storages, so nothing else refers to this memory meanwhile.
+            match unsafe { out.run_mut(l.offset, l.numel()) } {
+                Some(run) => crate::kernels::index::write_rows_into::<T>(
+                    run, &l.shape, dim, &index, src, accumulate,
+                )
+                .map(|()| true),
+                None => Ok(true), // no elements
+            }
+        }))
+    }
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data> {
         Ok(crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
             data_from(crate::kernels::index::restride::<T>(x, from, to)?, &to.shape)))
