@@ -112,6 +112,34 @@ fn is_col_major(t: &Tensor) -> bool {
     shape.len() == 2 && shape[1] > 1 && strides[0] == 1 && strides[1] == shape[0]
 }
 
+/// The gradients of `a @ b`'s factors for output gradient `g`: a's from the saved `b`
+/// (when given), b's from the saved `a`. grad_a = g b^H, or (conj(b) g^T)^T for a
+/// column-major a; grad_b = a^H g, or (g^T conj(a))^T for a column-major b (torch's
+/// mm_mat1/mm_mat2_backward), so each comes out in its factor's own layout.
+pub(crate) fn mm_factor_grads(
+    g: &Tensor,
+    a: Option<&Tensor>,
+    b: Option<&Tensor>,
+    col_major: [bool; 2],
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let ga = match b {
+        None => None,
+        Some(b) if col_major[0] => Some(transpose(&mm(&conj(b)?, &transpose(g, 0, 1)?)?, 0, 1)?),
+        Some(b) => Some(mm(g, &mh(b)?)?),
+    };
+    let gb = match a {
+        None => None,
+        Some(a) if col_major[1] => Some(transpose(&mm(&transpose(g, 0, 1)?, &conj(a)?)?, 0, 1)?),
+        Some(a) => Some(mm(&mh(a)?, g)?),
+    };
+    Ok((ga, gb))
+}
+
+/// Whether each of mm's factors is column-major (see `Mm`).
+pub(crate) fn col_major_factors(a: &Tensor, b: &Tensor) -> [bool; 2] {
+    [is_col_major(a), is_col_major(b)]
+}
+
 impl Op for Mm {
     fn name(&self) -> &'static str {
         "MmBackward0"
@@ -140,30 +168,9 @@ impl Op for Mm {
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;
-        // grad_a = g b^H, or (conj(b) g^T)^T for a column-major a; grad_b = a^H g, or
-        // (g^T conj(a))^T for a column-major b.
-        let ga = if !ctx.needs(0) {
-            None
-        } else if self.col_major[0] {
-            Some(transpose(
-                &mm(&conj(ctx.saved(1)?)?, &transpose(&g, 0, 1)?)?,
-                0,
-                1,
-            )?)
-        } else {
-            Some(mm(&g, &mh(ctx.saved(1)?)?)?)
-        };
-        let gb = if !ctx.needs(1) {
-            None
-        } else if self.col_major[1] {
-            Some(transpose(
-                &mm(&transpose(&g, 0, 1)?, &conj(ctx.saved(0)?)?)?,
-                0,
-                1,
-            )?)
-        } else {
-            Some(mm(&mh(ctx.saved(0)?)?, &g)?)
-        };
+        let a = ctx.needs(1).then(|| ctx.saved(0)).transpose()?;
+        let b = ctx.needs(0).then(|| ctx.saved(1)).transpose()?;
+        let (ga, gb) = mm_factor_grads(&g, a, b, self.col_major)?;
         Ok(smallvec![ga, gb])
     }
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
@@ -186,7 +193,7 @@ impl Op for Mm {
     }
 }
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let col_major = [is_col_major(a), is_col_major(b)];
+    let col_major = col_major_factors(a, b);
     apply1(Mm { col_major }, &[a.clone(), b.clone()])
 }
 

@@ -10,7 +10,7 @@ use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::ops::binary::{add, mul, mul_scalar, sub};
-use crate::ops::linalg::{bmm, matmul, mh, mm, mv};
+use crate::ops::linalg::{bmm, col_major_factors, matmul, mh, mm, mm_factor_grads, mv};
 use crate::ops::reduce::sum;
 use crate::ops::roll::{roll, wrap_dim_of};
 use crate::ops::rules::{composite, fit, sum_tangents, to_front};
@@ -70,13 +70,18 @@ impl Product {
             Product::SumBmm => sum(&matmul(a, b)?, Some(&[-3]), false, None),
         }
     }
-    /// The gradients of the product's factors for output gradient `g` (before alpha).
+    /// The gradients of the product's factors for output gradient `g` (before alpha);
+    /// `col_major` as `linalg::Mm`'s (addmm's factors only).
     fn factor_grads(
         self,
         g: &Tensor,
         a: Option<&Tensor>,
         b: Option<&Tensor>,
+        col_major: [bool; 2],
     ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        if self == Product::Mm {
+            return mm_factor_grads(g, a, b, col_major);
+        }
         // addbmm's gradient reaches every batch alike.
         let g = match (self, a.or(b)) {
             (Product::SumBmm, Some(f)) => {
@@ -89,13 +94,11 @@ impl Product {
         // b (when given) is the saved second factor, for a's gradient, and vice versa.
         let ga = match (self, b) {
             (_, None) => None,
-            (Product::Mm, Some(b)) => Some(mm(&g, &mh(b)?)?),
             (Product::Mv, Some(b)) => Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(&conj(b)?, 0)?)?),
             (_, Some(b)) => Some(bmm(&g, &mh(b)?)?),
         };
         let gb = match (self, a) {
             (_, None) => None,
-            (Product::Mm, Some(a)) => Some(mm(&mh(a)?, &g)?),
             (Product::Mv, Some(a)) => Some(mv(&mh(a)?, &g)?),
             (_, Some(a)) => Some(bmm(&mh(a)?, &g)?),
         };
@@ -136,6 +139,8 @@ pub struct AddProduct {
     pub product: Product,
     pub beta: Scalar,
     pub alpha: Scalar,
+    /// Whether each factor is column-major (addmm: see `linalg::Mm`).
+    pub col_major: [bool; 2],
 }
 
 impl AddProduct {
@@ -196,7 +201,7 @@ impl Op for AddProduct {
         } else {
             None
         };
-        let (ga, gb) = self.product.factor_grads(&g, a, b)?;
+        let (ga, gb) = self.product.factor_grads(&g, a, b, self.col_major)?;
         let alpha = conj_scalar(self.alpha);
         Ok(smallvec![
             gs,
@@ -293,6 +298,7 @@ fn add_product(
             product,
             beta,
             alpha,
+            col_major: col_major_factors(a, b),
         },
         &[s.clone(), a.clone(), b.clone()],
     )
@@ -453,6 +459,7 @@ pub fn addproduct_(
             product,
             beta,
             alpha,
+            col_major: col_major_factors(a, b),
         },
         &[s.clone(), a.clone(), b.clone()],
     )
