@@ -11,6 +11,7 @@ Cases:
   (the last few results are held, as a training step holds its activations, so a fresh
   buffer is needed every call);
 - `x * 0.5` and `x + y` on 16M float32 values;
+- an optimizer's in-place update `p.add_(g, alpha=-lr)` on 1024x1024;
 - `sum` of 16M float32 values;
 - matmul 1024x1024 @ 1024x1024 float32;
 - the wide graph: 16 branches of 50 elementwise ops on 256x256, forward + backward;
@@ -51,6 +52,12 @@ def mul_scalar_case(lib):
 def add_case(lib):
     x, y = lib.rand(M16), lib.rand(M16)
     return kept(lambda: x + y, 2)
+
+
+def add_inplace_case(lib):
+    """An optimizer's update: `p.add_(g, alpha=-lr)` on 1024x1024, in place."""
+    p, g = lib.rand(1024, 1024), lib.rand(1024, 1024)
+    return lambda: p.add_(g, alpha=-1e-3)
 
 
 def sum_case(lib):
@@ -108,6 +115,7 @@ CASES = [
     *[(f"{op}, 16M, outputs kept", unary_case(op, M16, 2), 20) for op in UNARY],
     ("x * 0.5, 16M", mul_scalar_case, 20),
     ("x + y, 16M", add_case, 20),
+    ("p.add_(g, alpha), 1024^2, in place", add_inplace_case, 100),
     ("sum, 16M", sum_case, 30),
     ("matmul 1024^3", matmul_case, 20),
     ("wide graph 16x50 on 256x256, fwd+bwd", wide_graph_case, 10),

@@ -4,8 +4,9 @@ ferrograd is faster). Inputs are float32 1024x1024 unless the case says otherwis
 forward only, plus advanced indexing with backward.
 
 Cases: sort / argsort / topk / kthvalue / median along the rows, sort of 1M flat values,
-index_add and index_copy of 1024 rows, index_put with accumulate, advanced indexing by
-an integer tensor and by a bool mask, masked_select, take, and x[idx] forward + backward.
+index_add and index_copy of 1024 rows (and index_add_ in place), index_put with
+accumulate, advanced indexing by an integer tensor and by a bool mask, masked_select,
+take, and x[idx] forward + backward.
 """
 
 import sys
@@ -41,6 +42,12 @@ def index_add_case(lib):
     x, idx = _x(lib), _rows(lib)
     base = lib.zeros(N, N)
     return lambda: base.index_add(0, idx, x)
+
+
+def index_add_inplace_case(lib):
+    x, idx = _x(lib), _rows(lib)
+    base = lib.zeros(N, N)
+    return lambda: base.index_add_(0, idx, x)
 
 
 def index_copy_case(lib):
@@ -97,6 +104,7 @@ CASES = [
     ("kthvalue(512, dim=1), 1024^2", on_x(lambda x: x.kthvalue(512, 1)), 30),
     ("median(dim=1), 1024^2", on_x(lambda x: x.median(1)), 30),
     ("index_add(0), 1024 rows of 1024", index_add_case, 50),
+    ("index_add_(0) in place, 1024 rows", index_add_inplace_case, 50),
     ("index_copy(0), 1024 rows of 1024", index_copy_case, 50),
     ("index_put(accumulate), 1024 pts", index_put_accumulate_case, 50),
     ("x[int rows], 1024^2", getitem_rows_case, 50),
