@@ -255,3 +255,16 @@ def test_comparisons_with_nan(name, n):
     same_bits(ours(tensor(a), 0.5), reference(a, np.float32(0.5)))
     ints = np.arange(-3, 4)
     same_bits(ours(tensor(ints), 1), reference(ints, 1))
+
+
+def test_relu_gradient_passes_where_the_result_is_nan():
+    # torch's threshold_backward: zero where the result is <= 0, the gradient elsewhere.
+    x = torch.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+    y = x.relu()
+    y.backward(torch.ones(4))
+    assert x.grad.tolist() == [1.0, 0.0, 0.0, 1.0]
+    import ferrograd.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.detach(), torch.ones(4))
+        assert fwAD.unpack_dual(dual.relu()).tangent.tolist() == [1.0, 0.0, 0.0, 1.0]

@@ -213,12 +213,11 @@ impl Op for Relu {
         batch_unary(ctx, relu)
     }
 }
-/// The derivative is the mask `result > 0` (a bool tensor: conj leaves it alone).
+/// The derivative is the mask `!(result <= 0)` (a bool tensor: conj leaves it alone):
+/// torch's threshold_backward, which passes the gradient where the result is NaN.
 fn relu_partial(result: &Tensor) -> Result<Partial> {
-    Ok(Partial::Mul(crate::ops::binary::gt_scalar(
-        result,
-        Scalar::Int(0),
-    )?))
+    let at_most_zero = crate::ops::binary::le_scalar(result, Scalar::Int(0))?;
+    Ok(Partial::Mul(crate::ops::bitwise::logical_not(&at_most_zero)?))
 }
 pub fn relu(x: &Tensor) -> Result<Tensor> {
     apply1(Relu, std::slice::from_ref(x))
