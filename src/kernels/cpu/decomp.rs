@@ -1,11 +1,36 @@
 //! Dense decompositions on the CPU with faer: each matrix of a batch is factored on its
-//! own (faer runs sequentially), and large batches are split over the pool. Matrices are
-//! gathered row-major into faer matrices and written back row-major.
+//! own, and large batches are split over the pool; a single large matrix uses the pool
+//! too (see Note: one large matrix on several threads). Matrices are read from the
+//! row-major input as views and written back row-major.
+//!
+//! # Note: one large matrix on several threads
+//! torch's LAPACK factors one large matrix on every core. faer can run its own kernels
+//! over the global rayon pool, but measured on 2 cores (n = 256, float64) that made LU,
+//! Cholesky and QR slower than sequential (every blocked update wakes the pool); it pays
+//! only for eigh and svd, and only with the pool's threads held spinning through the
+//! whole decomposition (`spindle::with_lock`, faer's own scheduler). So:
+//! - LU-based solves and QR's Q are computed in blocks of `COL_BLOCK` columns (of B, of
+//!   the identity) over the intra-op team, each block sequentially; `inv` runs its two
+//!   triangular inversions side by side. The blocks are fixed by the sizes alone, so the
+//!   results never depend on the thread count.
+//! - eigh and svd of one matrix of at least `PAR_MIN_WORK` run on faer's parallel
+//!   kernels. faer reads its parallelism from one process-wide setting
+//!   (`faer::set_global_parallelism`), not from an argument: that setting is `Par::Seq`
+//!   here except during such a call, which holds `FAER_PAR` for writing, sets
+//!   `Par::rayon(get_num_threads())` and puts `Par::Seq` back when done (also when
+//!   unwinding); every other call holds `FAER_PAR` for reading, so it never sees the
+//!   parallel setting. The caller releases the GIL while it waits for the rayon workers
+//!   (`kernels::in_wait_hook`), as for a team job. faer splits that work by output
+//!   blocks, so the results are the same bits at 1 and 2 threads (checked, as for the
+//!   other decompositions, in tests/test_linalg_speed.py).
 
-use faer::linalg::solvers::{
-    DenseSolveCore, Llt, PartialPivLu, Qr, SelfAdjointEigen, SolveCore, Svd,
-};
-use faer::{Conj, Mat, MatRef, Par, Side};
+use std::sync::{Once, OnceLock, RwLock};
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::lu::partial_pivoting as plu;
+use faer::linalg::solvers::{ColPivQr, Llt, Qr, SelfAdjointEigen, SolveLstsqCore, Svd};
+use faer::perm::PermRef;
+use faer::{Conj, Mat, MatMut, MatRef, Par, Side};
 use num_complex::{Complex32, Complex64};
 
 use crate::dtype::{DType, Element};
@@ -31,18 +56,114 @@ impl Field for Complex64 {
     type Re = f64;
 }
 
-/// Matrix `i` of a row-major batch of `m × n` matrices.
-fn matrix<T: Field>(v: &[T], i: usize, m: usize, n: usize) -> Mat<T> {
+/// Matrix `i` of a row-major batch of `m × n` matrices, as a view (faer's solvers copy
+/// their input into their own column-major storage anyway).
+fn matrix<T: Field>(v: &[T], i: usize, m: usize, n: usize) -> MatRef<'_, T> {
     let base = i * m * n;
-    Mat::from_fn(m, n, |r, c| v[base + r * n + c])
+    MatRef::from_row_major_slice(&v[base..base + m * n], m, n)
 }
 
 fn write_row_major<T: Field>(out: &mut [T], a: MatRef<'_, T>) {
-    let n = a.ncols();
-    for r in 0..a.nrows() {
-        for c in 0..n {
-            out[r * n + c] = a[(r, c)];
-        }
+    MatMut::from_row_major_slice_mut(out, a.nrows(), a.ncols()).copy_from(a);
+}
+
+/// A square matrix's LU factorization with partial pivoting, as faer's `PartialPivLu`
+/// computes it, kept in one matrix (L's strict lower part, its unit diagonal implied, and
+/// U's upper triangle; `PartialPivLu` copies them apart), with the row permutation.
+struct Lu<T> {
+    lu: Mat<T>,
+    fwd: Vec<usize>,
+    bwd: Vec<usize>,
+}
+
+impl<T: Field> Lu<T> {
+    fn new(a: MatRef<'_, T>, par: Par) -> Self {
+        let n = a.nrows();
+        let mut lu = a.to_owned();
+        let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
+        let req = plu::factor::lu_in_place_scratch::<usize, T>(n, n, par, Default::default());
+        let mut buffer = MemBuffer::new(req);
+        let stack = MemStack::new(&mut buffer);
+        plu::factor::lu_in_place(
+            lu.as_mut(),
+            &mut fwd,
+            &mut bwd,
+            par,
+            stack,
+            Default::default(),
+        );
+        Lu { lu, fwd, bwd }
+    }
+    fn perm(&self) -> PermRef<'_, usize> {
+        PermRef::new_checked(&self.fwd, &self.bwd, self.fwd.len())
+    }
+    /// `A^-1 = U^-1 L^-1 P` (column-major), as faer's `inverse` computes it, but with
+    /// the two triangular inverses side by side on the team.
+    fn inverse(&self) -> Mat<T> {
+        use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+        use faer::linalg::triangular_inverse as ti;
+        let n = self.lu.nrows();
+        let lu = self.lu.as_ref();
+        let invert = |which: usize| {
+            let mut out = Mat::zeros(n, n);
+            if which == 0 {
+                ti::invert_unit_lower_triangular(out.as_mut(), lu, Par::Seq);
+            } else {
+                ti::invert_upper_triangular(out.as_mut(), lu, Par::Seq);
+            }
+            out
+        };
+        let mut halves = if n >= 64 {
+            crate::kernels::par_map(2, invert)
+        } else {
+            vec![invert(0), invert(1)]
+        };
+        let (u_inv, l_inv) = (halves.pop().expect("two"), halves.pop().expect("two"));
+        let mut tmp = Mat::zeros(n, n);
+        matmul(
+            tmp.as_mut(),
+            BlockStructure::Rectangular,
+            faer::Accum::Replace,
+            u_inv.as_ref(),
+            BlockStructure::TriangularUpper,
+            l_inv.as_ref(),
+            BlockStructure::UnitTriangularLower,
+            T::one(),
+            Par::Seq,
+        );
+        let mut out = Mat::zeros(n, n);
+        faer::perm::permute_cols(out.as_mut(), tmp.as_ref(), self.perm().inverse());
+        out
+    }
+    /// `A^-1 B` in place of `B`.
+    fn solve_in_place(&self, b: MatMut<'_, T>, par: Par) {
+        let (n, k) = (self.lu.nrows(), b.ncols());
+        let stack = &mut MemBuffer::new(plu::solve::solve_in_place_scratch::<usize, T>(n, k, par));
+        let lu = self.lu.as_ref();
+        let stack = MemStack::new(stack);
+        plu::solve::solve_in_place_with_conj(lu, lu, self.perm(), Conj::No, b, par, stack);
+    }
+}
+
+/// `f(i, chunk)` for each matrix `i` of the batch and its chunk of `out` (`out.len() /
+/// batch` long), over the pool when the work is large; the results in order.
+fn per_chunk<T: Send, R: Send>(
+    out: &mut [T],
+    batch: usize,
+    work: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync + Send,
+) -> Vec<R> {
+    if out.is_empty() {
+        return (0..batch).map(|i| f(i, &mut [])).collect();
+    }
+    let len = out.len() / batch;
+    if batch > 1 && batch.saturating_mul(work) >= 1 << 15 {
+        crate::kernels::par_chunks_map(out, len, f)
+    } else {
+        out.chunks_mut(len)
+            .enumerate()
+            .map(|(i, c)| f(i, c))
+            .collect()
     }
 }
 
@@ -70,18 +191,93 @@ fn batch_shape(x: &Data) -> Vec<usize> {
     shape[..shape.len() - 2].to_vec()
 }
 
+/// Held for writing while faer's global parallelism is not `Par::Seq` (see Note: faer's
+/// parallelism).
+static FAER_PAR: RwLock<()> = RwLock::new(());
+
+/// The least work (`m n min(m, n)` of one matrix) that faer factors in parallel.
+const PAR_MIN_WORK: usize = 128 * 128 * 128;
+
+/// Columns per task where a result is computed column block by column block (solves,
+/// Q): fixed, so that the results depend on the sizes only, never on the thread count.
+const COL_BLOCK: usize = 64;
+
+/// A result of `k` columns as `block(c0, w)` computes them (its columns `c0 .. c0 + w`),
+/// in blocks of `COL_BLOCK` columns, over the team when there are several.
+fn column_blocks<T: Field>(k: usize, block: impl Fn(usize, usize) -> Mat<T> + Sync) -> Vec<Mat<T>> {
+    let blocks = k.div_ceil(COL_BLOCK);
+    let one = |b: usize| block(b * COL_BLOCK, COL_BLOCK.min(k - b * COL_BLOCK));
+    if blocks > 1 {
+        crate::kernels::par_map(blocks, one)
+    } else {
+        (0..blocks).map(one).collect()
+    }
+}
+
+/// The column blocks of an `m × k` matrix written row-major into `dst`.
+fn write_blocks_row_major<T: Field>(dst: &mut [T], m: usize, k: usize, parts: &[Mat<T>]) {
+    let mut out = MatMut::from_row_major_slice_mut(dst, m, k);
+    for (b, part) in parts.iter().enumerate() {
+        out.as_mut()
+            .subcols_mut(b * COL_BLOCK, part.ncols())
+            .copy_from(part);
+    }
+}
+
+/// Columns `c0 .. c0 + w` of the `m × m` identity.
+fn identity_cols<T: Field>(m: usize, c0: usize, w: usize) -> Mat<T> {
+    Mat::from_fn(m, w, |r, c| if r == c0 + c { T::one() } else { T::zero() })
+}
+
+/// Puts faer's global parallelism back to `Par::Seq` when dropped.
+struct SeqAgain;
+impl Drop for SeqAgain {
+    fn drop(&mut self) {
+        faer::set_global_parallelism(Par::Seq);
+    }
+}
+
+/// Whether this process is a fork of the one that first asked: rayon's workers do not
+/// survive a fork, and a forked child that waits on them would hang (the team handles a
+/// fork itself; faer's rayon work then runs sequentially).
+fn forked() -> bool {
+    static FIRST: OnceLock<u32> = OnceLock::new();
+    *FIRST.get_or_init(std::process::id) != std::process::id()
+}
+
 pub fn decompose(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
+    // With its rayon feature faer starts out parallel: sequential unless said otherwise.
+    static SEQ: Once = Once::new();
+    SEQ.call_once(|| faer::set_global_parallelism(Par::Seq));
+    let (batch, m, n) = dims(inputs[0])?;
+    let threads = crate::threads::num_threads();
+    let work = m.saturating_mul(n).saturating_mul(m.min(n));
+    let spectral = matches!(kind, Decomp::Eigh { .. } | Decomp::Svd { .. });
+    if !spectral || batch != 1 || threads < 2 || work < PAR_MIN_WORK || forked() {
+        let _seq = FAER_PAR.read().unwrap_or_else(|e| e.into_inner());
+        return typed(inputs, kind, Par::Seq);
+    }
+    let par = Par::rayon(threads);
+    crate::kernels::in_wait_hook(|| {
+        let _parallel = FAER_PAR.write().unwrap_or_else(|e| e.into_inner());
+        faer::set_global_parallelism(par);
+        let _restore = SeqAgain;
+        spindle::with_lock(threads, || typed(inputs, kind, par))
+    })
+}
+
+fn typed(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> {
     let dtype = inputs[0].dtype();
     match dtype {
-        DType::F32 => run::<f32>(inputs, kind),
-        DType::F64 => run::<f64>(inputs, kind),
-        DType::C64 => run::<Complex32>(inputs, kind),
-        DType::C128 => run::<Complex64>(inputs, kind),
+        DType::F32 => run::<f32>(inputs, kind, par),
+        DType::F64 => run::<f64>(inputs, kind, par),
+        DType::C64 => run::<Complex32>(inputs, kind, par),
+        DType::C128 => run::<Complex64>(inputs, kind, par),
         d => Err(crate::dtype::unsupported("linalg", d)),
     }
 }
 
-fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
+fn run<T: Field>(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> {
     let a = inputs[0];
     let (batch, m, n) = dims(a)?;
     // The square factors of a full SVD / complete QR can dwarf the input: refuse what
@@ -101,21 +297,16 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
     let with = |extra: &[usize]| -> Vec<usize> { bshape.iter().chain(extra).copied().collect() };
     Ok(match kind {
         Decomp::Inv => {
-            let parts = per_matrix(batch, work, |i| {
-                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
-                let info = zero_pivot(lu.U());
-                (lu.inverse(), info)
-            });
             let mut out = vec![T::zero(); batch * n * n];
-            let mut info = Vec::with_capacity(batch);
-            for (i, (inv, f)) in parts.iter().enumerate() {
-                write_row_major(&mut out[i * n * n..(i + 1) * n * n], inv.as_ref());
-                info.push(*f);
-            }
+            let info = per_chunk(&mut out, batch, work, |i, dst| {
+                let lu = Lu::new(matrix(&av, i, n, n), par);
+                write_row_major(dst, lu.inverse().as_ref());
+                zero_pivot(lu.lu.as_ref())
+            });
             vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
         }
         Decomp::Det | Decomp::Slogdet => {
-            let parts = per_matrix(batch, work, |i| lu_det(&matrix(&av, i, n, n)));
+            let parts = per_matrix(batch, work, |i| lu_det(matrix(&av, i, n, n), par));
             if kind == Decomp::Det {
                 let det: Vec<T> = parts
                     .iter()
@@ -132,19 +323,18 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let b = inputs[1];
             let (_, _, k) = dims(b)?;
             let bv = gather_data::<T>(b);
-            let parts = per_matrix(batch, work.saturating_add(n * n * k), |i| {
-                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
-                let info = zero_pivot(lu.U());
-                let mut x = matrix(&bv, i, n, k);
-                lu.solve_in_place_with_conj(Conj::No, x.as_mut());
-                (x, info)
-            });
             let mut out = vec![T::zero(); batch * n * k];
-            let mut info = Vec::with_capacity(batch);
-            for (i, (x, f)) in parts.iter().enumerate() {
-                write_row_major(&mut out[i * n * k..(i + 1) * n * k], x.as_ref());
-                info.push(*f);
-            }
+            let info = per_chunk(&mut out, batch, work.saturating_add(n * n * k), |i, dst| {
+                let lu = Lu::new(matrix(&av, i, n, n), par);
+                let b = matrix(&bv, i, n, k);
+                let x = column_blocks(k, |c0, w| {
+                    let mut x = b.subcols(c0, w).to_owned();
+                    lu.solve_in_place(x.as_mut(), par);
+                    x
+                });
+                write_blocks_row_major(dst, n, k, &x);
+                zero_pivot(lu.lu.as_ref())
+            });
             vec![data_from(out, &with(&[n, k])), data_from(info, &bshape)]
         }
         Decomp::SolveTriangular {
@@ -157,13 +347,13 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let bv = gather_data::<T>(b);
             let parts = per_matrix(batch, n * n * k.max(1), |i| {
                 let t = matrix(&av, i, n, n);
-                let mut x = matrix(&bv, i, n, k);
+                let mut x = matrix(&bv, i, n, k).to_owned();
                 let (t, xm) = (t.as_ref(), x.as_mut());
                 match (upper, unitriangular) {
-                    (false, false) => ts::solve_lower_triangular_in_place(t, xm, Par::Seq),
-                    (false, true) => ts::solve_unit_lower_triangular_in_place(t, xm, Par::Seq),
-                    (true, false) => ts::solve_upper_triangular_in_place(t, xm, Par::Seq),
-                    (true, true) => ts::solve_unit_upper_triangular_in_place(t, xm, Par::Seq),
+                    (false, false) => ts::solve_lower_triangular_in_place(t, xm, par),
+                    (false, true) => ts::solve_unit_lower_triangular_in_place(t, xm, par),
+                    (true, false) => ts::solve_upper_triangular_in_place(t, xm, par),
+                    (true, true) => ts::solve_unit_upper_triangular_in_place(t, xm, par),
                 }
                 x
             });
@@ -255,20 +445,63 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             ]
         }
         Decomp::Eig => eig::<T>(&av, batch, n, &bshape)?,
+        Decomp::LstsqQr => {
+            let b = inputs[1];
+            let (_, _, k) = dims(b)?;
+            if m < n {
+                return Err(Error::runtime("internal error: LstsqQr needs m >= n"));
+            }
+            let bv = gather_data::<T>(b);
+            let qr_work = m.saturating_mul(n).saturating_mul(n.max(1));
+            let parts = per_matrix(batch, qr_work.saturating_add(m * n * k), |i| {
+                let qr = ColPivQr::new(matrix(&av, i, m, n).as_ref());
+                let r = qr.R();
+                let diag: Vec<f64> = (0..n).map(|j| r[(j, j)].to_c64().norm()).collect();
+                let mut x = matrix(&bv, i, m, k).to_owned();
+                qr.solve_lstsq_in_place_with_conj(Conj::No, x.as_mut());
+                (x, diag)
+            });
+            let mut out = vec![T::zero(); batch * n * k];
+            let mut diag = Vec::with_capacity(batch * n);
+            for (i, (x, d)) in parts.into_iter().enumerate() {
+                write_row_major(
+                    &mut out[i * n * k..(i + 1) * n * k],
+                    x.as_ref().subrows(0, n),
+                );
+                diag.extend(d);
+            }
+            vec![data_from(out, &with(&[n, k])), data_from(diag, &with(&[n]))]
+        }
         Decomp::Qr { complete } => {
             let k = m.min(n);
             let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
             let parts = per_matrix(batch, m.saturating_mul(n).saturating_mul(k.max(1)), |i| {
                 if T::DTYPE.is_complex() {
-                    return householder_qr(&matrix(&av, i, m, n), complete);
+                    let (q, r) = householder_qr(matrix(&av, i, m, n), complete);
+                    return (vec![q], r);
                 }
                 let qr = Qr::new(matrix(&av, i, m, n).as_ref());
                 // Real reflectors: faer's are LAPACK's (R's diagonal -sign(alpha) |x|).
-                let q = if complete {
-                    qr.compute_Q()
-                } else {
-                    qr.compute_thin_Q()
-                };
+                // Q's columns: the reflectors applied to the identity's, block by block.
+                let q = column_blocks(qcols, |c0, w| {
+                    use faer::linalg::householder as hh;
+                    let mut q = identity_cols::<T>(m, c0, w);
+                    let (basis, coeff) = (qr.Q_basis(), qr.Q_coeff());
+                    let req = hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
+                        m,
+                        coeff.nrows(),
+                        w,
+                    );
+                    hh::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                        basis,
+                        coeff,
+                        Conj::No,
+                        q.as_mut(),
+                        Par::Seq,
+                        MemStack::new(&mut MemBuffer::new(req)),
+                    );
+                    q
+                });
                 let rf = qr.R();
                 let r = Mat::from_fn(rrows, n, |a, b| {
                     if a <= b && a < k {
@@ -282,7 +515,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let mut qv = vec![T::zero(); batch * m * qcols];
             let mut rv = vec![T::zero(); batch * rrows * n];
             for (i, (q, r)) in parts.iter().enumerate() {
-                write_row_major(&mut qv[i * m * qcols..(i + 1) * m * qcols], q.as_ref());
+                write_blocks_row_major(&mut qv[i * m * qcols..(i + 1) * m * qcols], m, qcols, q);
                 write_row_major(&mut rv[i * rrows * n..(i + 1) * rrows * n], r.as_ref());
             }
             vec![
@@ -299,7 +532,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
 /// or is the identity when that column is already `(real alpha, 0)`. In complex128.
 // The row-major nested Vecs are walked column by column.
 #[allow(clippy::needless_range_loop)]
-fn householder_qr<T: Field>(a: &Mat<T>, complete: bool) -> (Mat<T>, Mat<T>) {
+fn householder_qr<T: Field>(a: MatRef<'_, T>, complete: bool) -> (Mat<T>, Mat<T>) {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let mut w: Vec<Vec<Complex64>> = (0..m)
@@ -466,14 +699,13 @@ fn zero_pivot<T: Field>(u: MatRef<'_, T>) -> i32 {
 
 /// `(sign, log|det|)` of a square matrix from its LU factorization: the sign is a unit
 /// complex number (±1 for real input; 0 when singular, with log|det| = -inf).
-fn lu_det<T: Field>(a: &Mat<T>) -> (Complex64, f64) {
+fn lu_det<T: Field>(a: MatRef<'_, T>, par: Par) -> (Complex64, f64) {
     let n = a.nrows();
     if n == 0 {
         return (Complex64::new(1.0, 0.0), 0.0);
     }
-    let lu = PartialPivLu::new(a.as_ref());
-    let u = lu.U();
-    let (fwd, _) = lu.P().arrays();
+    let lu = Lu::new(a, par);
+    let (u, fwd) = (lu.lu.as_ref(), &lu.fwd);
     // The permutation's parity: n minus its number of cycles.
     let mut seen = vec![false; n];
     let mut swaps = 0usize;
