@@ -1,8 +1,9 @@
 """Issue 11, decomposition speed (src/kernels/cpu/decomp.rs, src/ops/decomp/lstsq.rs):
 lstsq's gelsy / gels path through the column-pivoted QR (full column rank) and its
 fallback to the SVD's minimum-norm solution (rank-deficient), against numpy's lstsq;
-and a single large matrix, which faer factors over rayon, giving the same bits at one
-and at two threads (see Note: faer's parallelism)."""
+and a single large matrix, whose solves, Q and inverse are split over the intra-op
+team, giving the same bits at one and at two threads (see Note: one large matrix on
+several threads)."""
 
 import ferrograd as torch
 import numpy as np

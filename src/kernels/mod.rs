@@ -100,9 +100,8 @@ pub fn par_chunks_mut<T: Send>(
     par_chunks_map(dst, chunk_len, f);
 }
 
-/// Run `f` inside the pool-wait hook (also for work that waits on other threads than
-/// the team's, as faer's on rayon's).
-pub(crate) fn in_wait_hook<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+/// Run `f` inside the pool-wait hook.
+fn in_wait_hook<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let Some(hook) = POOL_WAIT.get() else {
         return f();
     };

@@ -1,30 +1,23 @@
-//! Dense decompositions on the CPU with faer: each matrix of a batch is factored on its
-//! own, and large batches are split over the pool; a single large matrix uses the pool
-//! too (see Note: one large matrix on several threads). Matrices are read from the
-//! row-major input as views and written back row-major.
+//! Dense decompositions on the CPU with faer (sequential kernels): each matrix of a
+//! batch is factored on its own, and large batches are split over the intra-op team; a
+//! single large matrix uses the team too (see Note: one large matrix on several
+//! threads). Matrices are read from the row-major input as views and written back
+//! row-major.
 //!
 //! # Note: one large matrix on several threads
 //! torch's LAPACK factors one large matrix on every core. faer can run its own kernels
-//! over the global rayon pool, but measured on 2 cores (n = 256, float64) that made LU,
-//! Cholesky and QR slower than sequential (every blocked update wakes the pool); it pays
-//! only for eigh and svd, and only with the pool's threads held spinning through the
-//! whole decomposition (`spindle::with_lock`, faer's own scheduler). So:
-//! - LU-based solves and QR's Q are computed in blocks of `COL_BLOCK` columns (of B, of
-//!   the identity) over the intra-op team, each block sequentially; `inv` runs its two
-//!   triangular inversions side by side. The blocks are fixed by the sizes alone, so the
-//!   results never depend on the thread count.
-//! - eigh and svd of one matrix of at least `PAR_MIN_WORK` run on faer's parallel
-//!   kernels. faer reads its parallelism from one process-wide setting
-//!   (`faer::set_global_parallelism`), not from an argument: that setting is `Par::Seq`
-//!   here except during such a call, which holds `FAER_PAR` for writing, sets
-//!   `Par::rayon(get_num_threads())` and puts `Par::Seq` back when done (also when
-//!   unwinding); every other call holds `FAER_PAR` for reading, so it never sees the
-//!   parallel setting. The caller releases the GIL while it waits for the rayon workers
-//!   (`kernels::in_wait_hook`), as for a team job. faer splits that work by output
-//!   blocks, so the results are the same bits at 1 and 2 threads (checked, as for the
-//!   other decompositions, in tests/test_linalg_speed.py).
-
-use std::sync::{Once, OnceLock, RwLock};
+//! over rayon, but measured on 2 cores (n = 256, float64) that made LU, Cholesky and QR
+//! slower than sequential (every blocked update wakes the pool); eigh and svd gained 15%
+//! and 6% with the pool's threads held spinning through the decomposition
+//! (`spindle::with_lock`), but became five times slower than sequential as soon as
+//! another process (or torch's OpenMP threads in the same one) held a core. So faer
+//! stays sequential, and the parts of a single matrix's work that split into
+//! independent pieces run over the intra-op team, which degrades to the calling thread
+//! alone when its members are busy: LU solves and QR's Q in blocks of `COL_BLOCK`
+//! columns (of B, of the identity), each block sequentially, and `inv`'s two triangular
+//! inversions side by side. The pieces are fixed by the sizes alone, so the results
+//! never depend on the thread count (checked bit for bit at 1 and 2 threads in
+//! tests/test_linalg_speed.py).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting as plu;
@@ -77,7 +70,8 @@ struct Lu<T> {
 }
 
 impl<T: Field> Lu<T> {
-    fn new(a: MatRef<'_, T>, par: Par) -> Self {
+    fn new(a: MatRef<'_, T>) -> Self {
+        let par = Par::Seq;
         let n = a.nrows();
         let mut lu = a.to_owned();
         let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
@@ -136,7 +130,8 @@ impl<T: Field> Lu<T> {
         out
     }
     /// `A^-1 B` in place of `B`.
-    fn solve_in_place(&self, b: MatMut<'_, T>, par: Par) {
+    fn solve_in_place(&self, b: MatMut<'_, T>) {
+        let par = Par::Seq;
         let (n, k) = (self.lu.nrows(), b.ncols());
         let stack = &mut MemBuffer::new(plu::solve::solve_in_place_scratch::<usize, T>(n, k, par));
         let lu = self.lu.as_ref();
@@ -191,13 +186,6 @@ fn batch_shape(x: &Data) -> Vec<usize> {
     shape[..shape.len() - 2].to_vec()
 }
 
-/// Held for writing while faer's global parallelism is not `Par::Seq` (see Note: faer's
-/// parallelism).
-static FAER_PAR: RwLock<()> = RwLock::new(());
-
-/// The least work (`m n min(m, n)` of one matrix) that faer factors in parallel.
-const PAR_MIN_WORK: usize = 128 * 128 * 128;
-
 /// Columns per task where a result is computed column block by column block (solves,
 /// Q): fixed, so that the results depend on the sizes only, never on the thread count.
 const COL_BLOCK: usize = 64;
@@ -229,55 +217,18 @@ fn identity_cols<T: Field>(m: usize, c0: usize, w: usize) -> Mat<T> {
     Mat::from_fn(m, w, |r, c| if r == c0 + c { T::one() } else { T::zero() })
 }
 
-/// Puts faer's global parallelism back to `Par::Seq` when dropped.
-struct SeqAgain;
-impl Drop for SeqAgain {
-    fn drop(&mut self) {
-        faer::set_global_parallelism(Par::Seq);
-    }
-}
-
-/// Whether this process is a fork of the one that first asked: rayon's workers do not
-/// survive a fork, and a forked child that waits on them would hang (the team handles a
-/// fork itself; faer's rayon work then runs sequentially).
-fn forked() -> bool {
-    static FIRST: OnceLock<u32> = OnceLock::new();
-    *FIRST.get_or_init(std::process::id) != std::process::id()
-}
-
 pub fn decompose(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
-    // With its rayon feature faer starts out parallel: sequential unless said otherwise.
-    static SEQ: Once = Once::new();
-    SEQ.call_once(|| faer::set_global_parallelism(Par::Seq));
-    let (batch, m, n) = dims(inputs[0])?;
-    let threads = crate::threads::num_threads();
-    let work = m.saturating_mul(n).saturating_mul(m.min(n));
-    let spectral = matches!(kind, Decomp::Eigh { .. } | Decomp::Svd { .. });
-    if !spectral || batch != 1 || threads < 2 || work < PAR_MIN_WORK || forked() {
-        let _seq = FAER_PAR.read().unwrap_or_else(|e| e.into_inner());
-        return typed(inputs, kind, Par::Seq);
-    }
-    let par = Par::rayon(threads);
-    crate::kernels::in_wait_hook(|| {
-        let _parallel = FAER_PAR.write().unwrap_or_else(|e| e.into_inner());
-        faer::set_global_parallelism(par);
-        let _restore = SeqAgain;
-        spindle::with_lock(threads, || typed(inputs, kind, par))
-    })
-}
-
-fn typed(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> {
     let dtype = inputs[0].dtype();
     match dtype {
-        DType::F32 => run::<f32>(inputs, kind, par),
-        DType::F64 => run::<f64>(inputs, kind, par),
-        DType::C64 => run::<Complex32>(inputs, kind, par),
-        DType::C128 => run::<Complex64>(inputs, kind, par),
+        DType::F32 => run::<f32>(inputs, kind),
+        DType::F64 => run::<f64>(inputs, kind),
+        DType::C64 => run::<Complex32>(inputs, kind),
+        DType::C128 => run::<Complex64>(inputs, kind),
         d => Err(crate::dtype::unsupported("linalg", d)),
     }
 }
 
-fn run<T: Field>(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> {
+fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
     let a = inputs[0];
     let (batch, m, n) = dims(a)?;
     // The square factors of a full SVD / complete QR can dwarf the input: refuse what
@@ -299,14 +250,14 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> 
         Decomp::Inv => {
             let mut out = vec![T::zero(); batch * n * n];
             let info = per_chunk(&mut out, batch, work, |i, dst| {
-                let lu = Lu::new(matrix(&av, i, n, n), par);
+                let lu = Lu::new(matrix(&av, i, n, n));
                 write_row_major(dst, lu.inverse().as_ref());
                 zero_pivot(lu.lu.as_ref())
             });
             vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
         }
         Decomp::Det | Decomp::Slogdet => {
-            let parts = per_matrix(batch, work, |i| lu_det(matrix(&av, i, n, n), par));
+            let parts = per_matrix(batch, work, |i| lu_det(matrix(&av, i, n, n)));
             if kind == Decomp::Det {
                 let det: Vec<T> = parts
                     .iter()
@@ -325,11 +276,11 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> 
             let bv = gather_data::<T>(b);
             let mut out = vec![T::zero(); batch * n * k];
             let info = per_chunk(&mut out, batch, work.saturating_add(n * n * k), |i, dst| {
-                let lu = Lu::new(matrix(&av, i, n, n), par);
+                let lu = Lu::new(matrix(&av, i, n, n));
                 let b = matrix(&bv, i, n, k);
                 let x = column_blocks(k, |c0, w| {
                     let mut x = b.subcols(c0, w).to_owned();
-                    lu.solve_in_place(x.as_mut(), par);
+                    lu.solve_in_place(x.as_mut());
                     x
                 });
                 write_blocks_row_major(dst, n, k, &x);
@@ -350,10 +301,10 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp, par: Par) -> Result<Vec<Data>> 
                 let mut x = matrix(&bv, i, n, k).to_owned();
                 let (t, xm) = (t.as_ref(), x.as_mut());
                 match (upper, unitriangular) {
-                    (false, false) => ts::solve_lower_triangular_in_place(t, xm, par),
-                    (false, true) => ts::solve_unit_lower_triangular_in_place(t, xm, par),
-                    (true, false) => ts::solve_upper_triangular_in_place(t, xm, par),
-                    (true, true) => ts::solve_unit_upper_triangular_in_place(t, xm, par),
+                    (false, false) => ts::solve_lower_triangular_in_place(t, xm, Par::Seq),
+                    (false, true) => ts::solve_unit_lower_triangular_in_place(t, xm, Par::Seq),
+                    (true, false) => ts::solve_upper_triangular_in_place(t, xm, Par::Seq),
+                    (true, true) => ts::solve_unit_upper_triangular_in_place(t, xm, Par::Seq),
                 }
                 x
             });
@@ -699,12 +650,12 @@ fn zero_pivot<T: Field>(u: MatRef<'_, T>) -> i32 {
 
 /// `(sign, log|det|)` of a square matrix from its LU factorization: the sign is a unit
 /// complex number (±1 for real input; 0 when singular, with log|det| = -inf).
-fn lu_det<T: Field>(a: MatRef<'_, T>, par: Par) -> (Complex64, f64) {
+fn lu_det<T: Field>(a: MatRef<'_, T>) -> (Complex64, f64) {
     let n = a.nrows();
     if n == 0 {
         return (Complex64::new(1.0, 0.0), 0.0);
     }
-    let lu = Lu::new(a, par);
+    let lu = Lu::new(a);
     let (u, fwd) = (lu.lu.as_ref(), &lu.fwd);
     // The permutation's parity: n minus its number of cycles.
     let mut seen = vec![false; n];
