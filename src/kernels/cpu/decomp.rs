@@ -9,15 +9,14 @@
 //! over rayon, but measured on 2 cores (n = 256, float64) that made LU, Cholesky and QR
 //! slower than sequential (every blocked update wakes the pool); eigh and svd gained 15%
 //! and 6% with the pool's threads held spinning through the decomposition
-//! (`spindle::with_lock`), but became five times slower than sequential as soon as
-//! another process (or torch's OpenMP threads in the same one) held a core. So faer
-//! stays sequential, and the parts of a single matrix's work that split into
-//! independent pieces run over the intra-op team, which degrades to the calling thread
-//! alone when its members are busy: LU solves and QR's Q in blocks of `COL_BLOCK`
-//! columns (of B, of the identity), each block sequentially, and `inv`'s two triangular
-//! inversions side by side. The pieces are fixed by the sizes alone, so the results
-//! never depend on the thread count (checked bit for bit at 1 and 2 threads in
-//! tests/test_linalg_speed.py).
+//! (`spindle::with_lock`), but became five times slower than sequential while another
+//! process (a build) held a core. So faer stays sequential, and the parts of a single
+//! matrix's work that split into independent pieces run over the intra-op team, which
+//! degrades to the calling thread alone when its members are busy: LU solves, `inv`
+//! (`U^-1 L^-1`, as torch's solve of the identity) and QR's Q in blocks of `COL_BLOCK`
+//! columns (of B, of the identity), each block sequentially. The pieces are fixed by the
+//! sizes alone, so the results never depend on the thread count (checked bit for bit at
+//! 1 and 2 threads in tests/test_linalg_speed.py).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting as plu;
@@ -91,43 +90,35 @@ impl<T: Field> Lu<T> {
     fn perm(&self) -> PermRef<'_, usize> {
         PermRef::new_checked(&self.fwd, &self.bwd, self.fwd.len())
     }
-    /// `A^-1 = U^-1 L^-1 P` (column-major), as faer's `inverse` computes it, but with
-    /// the two triangular inverses side by side on the team.
-    fn inverse(&self) -> Mat<T> {
-        use faer::linalg::matmul::triangular::{matmul, BlockStructure};
-        use faer::linalg::triangular_inverse as ti;
+    /// `A^-1 = U^-1 L^-1 P`, written row-major into `dst`. `U^-1 L^-1` is computed in
+    /// blocks of `COL_BLOCK` columns over the team: a block of `L^-1` (zero above the
+    /// block's first column) from the trailing part of L, then `U^-1` applied to it.
+    fn inverse_into(&self, dst: &mut [T]) {
+        use faer::linalg::triangular_solve as ts;
         let n = self.lu.nrows();
         let lu = self.lu.as_ref();
-        let invert = |which: usize| {
-            let mut out = Mat::zeros(n, n);
-            if which == 0 {
-                ti::invert_unit_lower_triangular(out.as_mut(), lu, Par::Seq);
-            } else {
-                ti::invert_upper_triangular(out.as_mut(), lu, Par::Seq);
+        let parts = column_blocks(n, |c0, w| {
+            let mut x = Mat::zeros(n, w);
+            for j in 0..w {
+                x[(c0 + j, j)] = T::one();
             }
-            out
-        };
-        let mut halves = if n >= 64 {
-            crate::kernels::par_map(2, invert)
-        } else {
-            vec![invert(0), invert(1)]
-        };
-        let (u_inv, l_inv) = (halves.pop().expect("two"), halves.pop().expect("two"));
-        let mut tmp = Mat::zeros(n, n);
-        matmul(
-            tmp.as_mut(),
-            BlockStructure::Rectangular,
-            faer::Accum::Replace,
-            u_inv.as_ref(),
-            BlockStructure::TriangularUpper,
-            l_inv.as_ref(),
-            BlockStructure::UnitTriangularLower,
-            T::one(),
-            Par::Seq,
-        );
-        let mut out = Mat::zeros(n, n);
-        faer::perm::permute_cols(out.as_mut(), tmp.as_ref(), self.perm().inverse());
-        out
+            let tail = lu.submatrix(c0, c0, n - c0, n - c0);
+            ts::solve_unit_lower_triangular_in_place(
+                tail,
+                x.as_mut().subrows_mut(c0, n - c0),
+                Par::Seq,
+            );
+            ts::solve_upper_triangular_in_place(lu, x.as_mut(), Par::Seq);
+            x
+        });
+        let mut x = Mat::zeros(n, n);
+        for (b, part) in parts.iter().enumerate() {
+            x.as_mut()
+                .subcols_mut(b * COL_BLOCK, part.ncols())
+                .copy_from(part);
+        }
+        let out = MatMut::from_row_major_slice_mut(dst, n, n);
+        faer::perm::permute_cols(out, x.as_ref(), self.perm().inverse());
     }
     /// `A^-1 B` in place of `B`.
     fn solve_in_place(&self, b: MatMut<'_, T>) {
@@ -251,7 +242,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let mut out = vec![T::zero(); batch * n * n];
             let info = per_chunk(&mut out, batch, work, |i, dst| {
                 let lu = Lu::new(matrix(&av, i, n, n));
-                write_row_major(dst, lu.inverse().as_ref());
+                lu.inverse_into(dst);
                 zero_pivot(lu.lu.as_ref())
             });
             vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
