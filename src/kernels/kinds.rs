@@ -468,4 +468,9 @@ pub enum Decomp {
     /// turned so that its largest component is real (positive for a complex A, with the
     /// sign of its real part for a real A's complex pair).
     Eig,
+    /// `[A (.., m, n), B (.., m, k)] -> [X (.., n, k), |diag R| (.., n) float64]`, m >= n:
+    /// the least-squares solution through A's column-pivoted QR, `A P = Q R`
+    /// (`X = P R^-1 Q^H B`, meaningful where A has full column rank), with the
+    /// magnitudes of R's diagonal for the caller's rank test (gelsy's).
+    LstsqQr,
 }

@@ -1,11 +1,28 @@
-//! Dense decompositions on the CPU with faer: each matrix of a batch is factored on its
-//! own (faer runs sequentially), and large batches are split over the pool. Matrices are
-//! gathered row-major into faer matrices and written back row-major.
+//! Dense decompositions on the CPU with faer (sequential kernels): each matrix of a
+//! batch is factored on its own, and large batches are split over the intra-op team; a
+//! single large matrix uses the team too (see Note: one large matrix on several
+//! threads). Matrices are read from the row-major input as views and written back
+//! row-major.
+//!
+//! # Note: one large matrix on several threads
+//! torch's LAPACK factors one large matrix on every core. faer can run its own kernels
+//! over rayon, but measured on 2 cores (n = 256, float64) that made LU, Cholesky and QR
+//! slower than sequential (every blocked update wakes the pool); eigh and svd gained 15%
+//! and 6% with the pool's threads held spinning through the decomposition
+//! (`spindle::with_lock`), but became five times slower than sequential while another
+//! process (a build) held a core. So faer stays sequential, and the parts of a single
+//! matrix's work that split into independent pieces run over the intra-op team, which
+//! degrades to the calling thread alone when its members are busy: LU solves, `inv`
+//! (`U^-1 L^-1`, as torch's solve of the identity) and QR's Q in blocks of `COL_BLOCK`
+//! columns (of B, of the identity), each block sequentially. The pieces are fixed by the
+//! sizes alone, so the results never depend on the thread count (checked bit for bit at
+//! 1 and 2 threads in tests/test_linalg_speed.py).
 
-use faer::linalg::solvers::{
-    DenseSolveCore, Llt, PartialPivLu, Qr, SelfAdjointEigen, SolveCore, Svd,
-};
-use faer::{Conj, Mat, MatRef, Par, Side};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::lu::partial_pivoting as plu;
+use faer::linalg::solvers::{ColPivQr, Llt, Qr, SelfAdjointEigen, SolveLstsqCore, Svd};
+use faer::perm::PermRef;
+use faer::{Conj, Mat, MatMut, MatRef, Par, Side};
 use num_complex::{Complex32, Complex64};
 
 use crate::dtype::{DType, Element};
@@ -31,18 +48,108 @@ impl Field for Complex64 {
     type Re = f64;
 }
 
-/// Matrix `i` of a row-major batch of `m × n` matrices.
-fn matrix<T: Field>(v: &[T], i: usize, m: usize, n: usize) -> Mat<T> {
+/// Matrix `i` of a row-major batch of `m × n` matrices, as a view (faer's solvers copy
+/// their input into their own column-major storage anyway).
+fn matrix<T: Field>(v: &[T], i: usize, m: usize, n: usize) -> MatRef<'_, T> {
     let base = i * m * n;
-    Mat::from_fn(m, n, |r, c| v[base + r * n + c])
+    MatRef::from_row_major_slice(&v[base..base + m * n], m, n)
 }
 
 fn write_row_major<T: Field>(out: &mut [T], a: MatRef<'_, T>) {
-    let n = a.ncols();
-    for r in 0..a.nrows() {
-        for c in 0..n {
-            out[r * n + c] = a[(r, c)];
+    MatMut::from_row_major_slice_mut(out, a.nrows(), a.ncols()).copy_from(a);
+}
+
+/// A square matrix's LU factorization with partial pivoting, as faer's `PartialPivLu`
+/// computes it, kept in one matrix (L's strict lower part, its unit diagonal implied, and
+/// U's upper triangle; `PartialPivLu` copies them apart), with the row permutation.
+struct Lu<T> {
+    lu: Mat<T>,
+    fwd: Vec<usize>,
+    bwd: Vec<usize>,
+}
+
+impl<T: Field> Lu<T> {
+    fn new(a: MatRef<'_, T>) -> Self {
+        let par = Par::Seq;
+        let n = a.nrows();
+        let mut lu = a.to_owned();
+        let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
+        let req = plu::factor::lu_in_place_scratch::<usize, T>(n, n, par, Default::default());
+        let mut buffer = MemBuffer::new(req);
+        let stack = MemStack::new(&mut buffer);
+        plu::factor::lu_in_place(
+            lu.as_mut(),
+            &mut fwd,
+            &mut bwd,
+            par,
+            stack,
+            Default::default(),
+        );
+        Lu { lu, fwd, bwd }
+    }
+    fn perm(&self) -> PermRef<'_, usize> {
+        PermRef::new_checked(&self.fwd, &self.bwd, self.fwd.len())
+    }
+    /// `A^-1 = U^-1 L^-1 P`, written row-major into `dst`. `U^-1 L^-1` is computed in
+    /// blocks of `COL_BLOCK` columns over the team: a block of `L^-1` (zero above the
+    /// block's first column) from the trailing part of L, then `U^-1` applied to it.
+    fn inverse_into(&self, dst: &mut [T]) {
+        use faer::linalg::triangular_solve as ts;
+        let n = self.lu.nrows();
+        let lu = self.lu.as_ref();
+        let parts = column_blocks(n, |c0, w| {
+            let mut x = Mat::zeros(n, w);
+            for j in 0..w {
+                x[(c0 + j, j)] = T::one();
+            }
+            let tail = lu.submatrix(c0, c0, n - c0, n - c0);
+            ts::solve_unit_lower_triangular_in_place(
+                tail,
+                x.as_mut().subrows_mut(c0, n - c0),
+                Par::Seq,
+            );
+            ts::solve_upper_triangular_in_place(lu, x.as_mut(), Par::Seq);
+            x
+        });
+        let mut x = Mat::zeros(n, n);
+        for (b, part) in parts.iter().enumerate() {
+            x.as_mut()
+                .subcols_mut(b * COL_BLOCK, part.ncols())
+                .copy_from(part);
         }
+        let out = MatMut::from_row_major_slice_mut(dst, n, n);
+        faer::perm::permute_cols(out, x.as_ref(), self.perm().inverse());
+    }
+    /// `A^-1 B` in place of `B`.
+    fn solve_in_place(&self, b: MatMut<'_, T>) {
+        let par = Par::Seq;
+        let (n, k) = (self.lu.nrows(), b.ncols());
+        let stack = &mut MemBuffer::new(plu::solve::solve_in_place_scratch::<usize, T>(n, k, par));
+        let lu = self.lu.as_ref();
+        let stack = MemStack::new(stack);
+        plu::solve::solve_in_place_with_conj(lu, lu, self.perm(), Conj::No, b, par, stack);
+    }
+}
+
+/// `f(i, chunk)` for each matrix `i` of the batch and its chunk of `out` (`out.len() /
+/// batch` long), over the pool when the work is large; the results in order.
+fn per_chunk<T: Send, R: Send>(
+    out: &mut [T],
+    batch: usize,
+    work: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync + Send,
+) -> Vec<R> {
+    if out.is_empty() {
+        return (0..batch).map(|i| f(i, &mut [])).collect();
+    }
+    let len = out.len() / batch;
+    if batch > 1 && batch.saturating_mul(work) >= 1 << 15 {
+        crate::kernels::par_chunks_map(out, len, f)
+    } else {
+        out.chunks_mut(len)
+            .enumerate()
+            .map(|(i, c)| f(i, c))
+            .collect()
     }
 }
 
@@ -68,6 +175,37 @@ fn dims(x: &Data) -> Result<(usize, usize, usize)> {
 fn batch_shape(x: &Data) -> Vec<usize> {
     let shape = &x.layout().shape;
     shape[..shape.len() - 2].to_vec()
+}
+
+/// Columns per task where a result is computed column block by column block (solves,
+/// Q): fixed, so that the results depend on the sizes only, never on the thread count.
+const COL_BLOCK: usize = 64;
+
+/// A result of `k` columns as `block(c0, w)` computes them (its columns `c0 .. c0 + w`),
+/// in blocks of `COL_BLOCK` columns, over the team when there are several.
+fn column_blocks<T: Field>(k: usize, block: impl Fn(usize, usize) -> Mat<T> + Sync) -> Vec<Mat<T>> {
+    let blocks = k.div_ceil(COL_BLOCK);
+    let one = |b: usize| block(b * COL_BLOCK, COL_BLOCK.min(k - b * COL_BLOCK));
+    if blocks > 1 {
+        crate::kernels::par_map(blocks, one)
+    } else {
+        (0..blocks).map(one).collect()
+    }
+}
+
+/// The column blocks of an `m × k` matrix written row-major into `dst`.
+fn write_blocks_row_major<T: Field>(dst: &mut [T], m: usize, k: usize, parts: &[Mat<T>]) {
+    let mut out = MatMut::from_row_major_slice_mut(dst, m, k);
+    for (b, part) in parts.iter().enumerate() {
+        out.as_mut()
+            .subcols_mut(b * COL_BLOCK, part.ncols())
+            .copy_from(part);
+    }
+}
+
+/// Columns `c0 .. c0 + w` of the `m × m` identity.
+fn identity_cols<T: Field>(m: usize, c0: usize, w: usize) -> Mat<T> {
+    Mat::from_fn(m, w, |r, c| if r == c0 + c { T::one() } else { T::zero() })
 }
 
 pub fn decompose(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
@@ -101,21 +239,16 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
     let with = |extra: &[usize]| -> Vec<usize> { bshape.iter().chain(extra).copied().collect() };
     Ok(match kind {
         Decomp::Inv => {
-            let parts = per_matrix(batch, work, |i| {
-                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
-                let info = zero_pivot(lu.U());
-                (lu.inverse(), info)
-            });
             let mut out = vec![T::zero(); batch * n * n];
-            let mut info = Vec::with_capacity(batch);
-            for (i, (inv, f)) in parts.iter().enumerate() {
-                write_row_major(&mut out[i * n * n..(i + 1) * n * n], inv.as_ref());
-                info.push(*f);
-            }
+            let info = per_chunk(&mut out, batch, work, |i, dst| {
+                let lu = Lu::new(matrix(&av, i, n, n));
+                lu.inverse_into(dst);
+                zero_pivot(lu.lu.as_ref())
+            });
             vec![data_from(out, &with(&[n, n])), data_from(info, &bshape)]
         }
         Decomp::Det | Decomp::Slogdet => {
-            let parts = per_matrix(batch, work, |i| lu_det(&matrix(&av, i, n, n)));
+            let parts = per_matrix(batch, work, |i| lu_det(matrix(&av, i, n, n)));
             if kind == Decomp::Det {
                 let det: Vec<T> = parts
                     .iter()
@@ -132,19 +265,18 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let b = inputs[1];
             let (_, _, k) = dims(b)?;
             let bv = gather_data::<T>(b);
-            let parts = per_matrix(batch, work.saturating_add(n * n * k), |i| {
-                let lu = PartialPivLu::new(matrix(&av, i, n, n).as_ref());
-                let info = zero_pivot(lu.U());
-                let mut x = matrix(&bv, i, n, k);
-                lu.solve_in_place_with_conj(Conj::No, x.as_mut());
-                (x, info)
-            });
             let mut out = vec![T::zero(); batch * n * k];
-            let mut info = Vec::with_capacity(batch);
-            for (i, (x, f)) in parts.iter().enumerate() {
-                write_row_major(&mut out[i * n * k..(i + 1) * n * k], x.as_ref());
-                info.push(*f);
-            }
+            let info = per_chunk(&mut out, batch, work.saturating_add(n * n * k), |i, dst| {
+                let lu = Lu::new(matrix(&av, i, n, n));
+                let b = matrix(&bv, i, n, k);
+                let x = column_blocks(k, |c0, w| {
+                    let mut x = b.subcols(c0, w).to_owned();
+                    lu.solve_in_place(x.as_mut());
+                    x
+                });
+                write_blocks_row_major(dst, n, k, &x);
+                zero_pivot(lu.lu.as_ref())
+            });
             vec![data_from(out, &with(&[n, k])), data_from(info, &bshape)]
         }
         Decomp::SolveTriangular {
@@ -157,7 +289,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let bv = gather_data::<T>(b);
             let parts = per_matrix(batch, n * n * k.max(1), |i| {
                 let t = matrix(&av, i, n, n);
-                let mut x = matrix(&bv, i, n, k);
+                let mut x = matrix(&bv, i, n, k).to_owned();
                 let (t, xm) = (t.as_ref(), x.as_mut());
                 match (upper, unitriangular) {
                     (false, false) => ts::solve_lower_triangular_in_place(t, xm, Par::Seq),
@@ -255,20 +387,63 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             ]
         }
         Decomp::Eig => eig::<T>(&av, batch, n, &bshape)?,
+        Decomp::LstsqQr => {
+            let b = inputs[1];
+            let (_, _, k) = dims(b)?;
+            if m < n {
+                return Err(Error::runtime("internal error: LstsqQr needs m >= n"));
+            }
+            let bv = gather_data::<T>(b);
+            let qr_work = m.saturating_mul(n).saturating_mul(n.max(1));
+            let parts = per_matrix(batch, qr_work.saturating_add(m * n * k), |i| {
+                let qr = ColPivQr::new(matrix(&av, i, m, n).as_ref());
+                let r = qr.R();
+                let diag: Vec<f64> = (0..n).map(|j| r[(j, j)].to_c64().norm()).collect();
+                let mut x = matrix(&bv, i, m, k).to_owned();
+                qr.solve_lstsq_in_place_with_conj(Conj::No, x.as_mut());
+                (x, diag)
+            });
+            let mut out = vec![T::zero(); batch * n * k];
+            let mut diag = Vec::with_capacity(batch * n);
+            for (i, (x, d)) in parts.into_iter().enumerate() {
+                write_row_major(
+                    &mut out[i * n * k..(i + 1) * n * k],
+                    x.as_ref().subrows(0, n),
+                );
+                diag.extend(d);
+            }
+            vec![data_from(out, &with(&[n, k])), data_from(diag, &with(&[n]))]
+        }
         Decomp::Qr { complete } => {
             let k = m.min(n);
             let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
             let parts = per_matrix(batch, m.saturating_mul(n).saturating_mul(k.max(1)), |i| {
                 if T::DTYPE.is_complex() {
-                    return householder_qr(&matrix(&av, i, m, n), complete);
+                    let (q, r) = householder_qr(matrix(&av, i, m, n), complete);
+                    return (vec![q], r);
                 }
                 let qr = Qr::new(matrix(&av, i, m, n).as_ref());
                 // Real reflectors: faer's are LAPACK's (R's diagonal -sign(alpha) |x|).
-                let q = if complete {
-                    qr.compute_Q()
-                } else {
-                    qr.compute_thin_Q()
-                };
+                // Q's columns: the reflectors applied to the identity's, block by block.
+                let q = column_blocks(qcols, |c0, w| {
+                    use faer::linalg::householder as hh;
+                    let mut q = identity_cols::<T>(m, c0, w);
+                    let (basis, coeff) = (qr.Q_basis(), qr.Q_coeff());
+                    let req = hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
+                        m,
+                        coeff.nrows(),
+                        w,
+                    );
+                    hh::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                        basis,
+                        coeff,
+                        Conj::No,
+                        q.as_mut(),
+                        Par::Seq,
+                        MemStack::new(&mut MemBuffer::new(req)),
+                    );
+                    q
+                });
                 let rf = qr.R();
                 let r = Mat::from_fn(rrows, n, |a, b| {
                     if a <= b && a < k {
@@ -282,7 +457,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
             let mut qv = vec![T::zero(); batch * m * qcols];
             let mut rv = vec![T::zero(); batch * rrows * n];
             for (i, (q, r)) in parts.iter().enumerate() {
-                write_row_major(&mut qv[i * m * qcols..(i + 1) * m * qcols], q.as_ref());
+                write_blocks_row_major(&mut qv[i * m * qcols..(i + 1) * m * qcols], m, qcols, q);
                 write_row_major(&mut rv[i * rrows * n..(i + 1) * rrows * n], r.as_ref());
             }
             vec![
@@ -299,7 +474,7 @@ fn run<T: Field>(inputs: &[&Data], kind: Decomp) -> Result<Vec<Data>> {
 /// or is the identity when that column is already `(real alpha, 0)`. In complex128.
 // The row-major nested Vecs are walked column by column.
 #[allow(clippy::needless_range_loop)]
-fn householder_qr<T: Field>(a: &Mat<T>, complete: bool) -> (Mat<T>, Mat<T>) {
+fn householder_qr<T: Field>(a: MatRef<'_, T>, complete: bool) -> (Mat<T>, Mat<T>) {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let mut w: Vec<Vec<Complex64>> = (0..m)
@@ -466,14 +641,13 @@ fn zero_pivot<T: Field>(u: MatRef<'_, T>) -> i32 {
 
 /// `(sign, log|det|)` of a square matrix from its LU factorization: the sign is a unit
 /// complex number (±1 for real input; 0 when singular, with log|det| = -inf).
-fn lu_det<T: Field>(a: &Mat<T>) -> (Complex64, f64) {
+fn lu_det<T: Field>(a: MatRef<'_, T>) -> (Complex64, f64) {
     let n = a.nrows();
     if n == 0 {
         return (Complex64::new(1.0, 0.0), 0.0);
     }
-    let lu = PartialPivLu::new(a.as_ref());
-    let u = lu.U();
-    let (fwd, _) = lu.P().arrays();
+    let lu = Lu::new(a);
+    let (u, fwd) = (lu.lu.as_ref(), &lu.fwd);
     // The permutation's parity: n minus its number of cycles.
     let mut seen = vec![false; n];
     let mut swaps = 0usize;

@@ -1,7 +1,9 @@
 //! `linalg.lstsq` (LinalgLstsqBackward0): `(solution, residuals, rank, singular_values)`
-//! with torch's CPU conventions per driver. The solution is the minimum-norm one from
-//! the thin SVD, singular values at or below `rcond · σ_max` dropped (gelsd / gelss
-//! exactly; gelsy's rank-revealing QR and gels agree on matrices of full rank). Which
+//! with torch's CPU conventions per driver. gelsy (the default) and gels solve an A of
+//! full column rank (m >= n) through its column-pivoted QR, as gelsy does; otherwise the
+//! solution is the minimum-norm one from the thin SVD, singular values at or below
+//! `rcond · σ_max` dropped (gelsd / gelss exactly; gelsy's complete orthogonal
+//! decomposition agrees with it on the rank-deficient matrices tested). Which
 //! outputs are empty follows torch: rank is empty for gels, singular values for all but
 //! gelsd / gelss, residuals (‖AX − B‖² per column) exist only for m > n with a driver
 //! other than gelsy and (but for gels) every matrix of full rank. The rules are torch's:
@@ -11,10 +13,11 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::kernels::kinds::Decomp;
 use crate::ops::binary::{add, div, mul, mul_scalar, sub, where_, Cmp};
 use crate::ops::decomp::pinv::Pinv;
 use crate::ops::decomp::spectral::Svd;
-use crate::ops::decomp::{batch_front_all, last2};
+use crate::ops::decomp::{batch_front_all, decompose, last2};
 use crate::ops::linalg::{matmul, mh};
 use crate::ops::reduce::sum;
 use crate::ops::rules::composite;
@@ -84,6 +87,32 @@ impl Lstsq {
     }
 }
 
+impl Lstsq {
+    /// gelsy's way for A of full column rank (m >= n): the solution through A's
+    /// column-pivoted QR, `(solution, rank, empty singular values)`; `None` when some
+    /// matrix looks rank-deficient, `|R_jj| <= rcond |R_00|` for some j (gelsy's test on
+    /// the pivoted R, with its diagonal for the condition estimate), which then takes the
+    /// SVD's minimum-norm solution.
+    fn through_qr(&self, a: &Tensor, b: &Tensor) -> Result<Option<(Tensor, Tensor, Tensor)>> {
+        let (_, n) = last2(a);
+        let mut out = decompose(&[a.clone(), b.clone()], Decomp::LstsqQr)?;
+        let diag = out.pop().expect("two outputs").to_vec::<f64>();
+        let full_rank = diag.chunks(n.max(1)).all(|d| {
+            let cut = d[0] * self.rcond;
+            d[0].is_finite() && d.iter().all(|&x| x > cut && x > 0.0)
+        });
+        if !full_rank {
+            return Ok(None);
+        }
+        let a_batch = &a.shape()[..a.dim() - 2];
+        let rank = crate::ops::creation::full(a_batch, Scalar::Int(n as i64), DType::I64)?;
+        let mut s_shape = a_batch.to_vec();
+        s_shape.push(0);
+        let s = crate::ops::creation::zeros(&s_shape, a.dtype().to_real())?;
+        Ok(Some((out.pop().expect("two outputs"), rank, s)))
+    }
+}
+
 impl Op for Lstsq {
     fn name(&self) -> &'static str {
         "LinalgLstsqBackward0"
@@ -98,7 +127,15 @@ impl Op for Lstsq {
             let mut batch =
                 broadcast_shapes(&a.shape()[..a.dim() - 2], &b.shape()[..b.dim() - 2])?.to_vec();
             let a_batch = a.shape()[..a.dim() - 2].to_vec();
-            let (solution, rank, s) = if m.min(n) == 0 {
+            let qr =
+                if m.min(n) > 0 && m >= n && matches!(self.driver, Driver::Gelsy | Driver::Gels) {
+                    self.through_qr(a, &b)?
+                } else {
+                    None
+                };
+            let (solution, rank, s) = if let Some(found) = qr {
+                found
+            } else if m.min(n) == 0 {
                 batch.extend([n, k]);
                 let sol = crate::ops::creation::zeros(&batch, a.dtype())?;
                 let rank = crate::ops::creation::zeros(&a_batch, DType::I64)?;
