@@ -217,7 +217,9 @@ impl Op for Relu {
 /// torch's threshold_backward, which passes the gradient where the result is NaN.
 fn relu_partial(result: &Tensor) -> Result<Partial> {
     let at_most_zero = crate::ops::binary::le_scalar(result, Scalar::Int(0))?;
-    Ok(Partial::Mul(crate::ops::bitwise::logical_not(&at_most_zero)?))
+    Ok(Partial::Mul(crate::ops::bitwise::logical_not(
+        &at_most_zero,
+    )?))
 }
 pub fn relu(x: &Tensor) -> Result<Tensor> {
     apply1(Relu, std::slice::from_ref(x))
