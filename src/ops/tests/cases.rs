@@ -1078,5 +1078,6 @@ fn add_product(product: Product, d: DType) -> Box<dyn Op> {
         product,
         beta: scalar(0.5, -1.0, d),
         alpha: scalar(-1.5, 0.5, d),
+        col_major: [false; 2],
     })
 }
