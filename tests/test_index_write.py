@@ -102,7 +102,7 @@ def test_gradients_of_writes_and_reads():
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("n", [8, 600])  # one thread; rows split over threads
 @pytest.mark.parametrize("alpha", [None, 1, -2.5])
-def test_index_add_in_place_keeps_its_memory(dim, n, alpha):
+def test_C26_index_add_in_place_keeps_its_memory(dim, n, alpha):
     import numpy as np
 
     rng = np.random.default_rng(dim * 100 + n)

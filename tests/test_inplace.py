@@ -342,7 +342,7 @@ ARITH_INPLACE = {
 @pytest.mark.parametrize("n", [1000, 300_001])
 @pytest.mark.parametrize("other", ["tensor", "0-dim", "number", "itself"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
-def test_arithmetic_in_place_keeps_its_memory(name, n, other, dtype):
+def test_C26_arithmetic_in_place_keeps_its_memory(name, n, other, dtype):
     ours, reference = ARITH_INPLACE[name]
     rng = np.random.default_rng(1)
     a = (rng.uniform(0.5, 2.0, n) + (1j * rng.uniform(0.5, 2.0, n) if "complex" in dtype else 0))
