@@ -66,16 +66,14 @@ fn arith_scalar(
     )?))
 }
 
-/// Whether `dst ⊕= alpha * other` can be written straight into dst (Op::writes_in_place):
-/// the result's dtype is dst's own and other's, both live on one device, and the
-/// layouts pass `kernels::copy::can_update`.
+/// Whether `dst ⊕= alpha * other` can be written straight into dst (Op::writes_in_place,
+/// asked only outside vmap): the result's dtype is dst's own and other's, both live on
+/// one device, and the layouts pass `kernels::copy::can_update`.
 fn updates_in_place(kind: Arithmetic, dst: &Tensor, other: &Tensor) -> bool {
     let dtype = tensor_dtype(kind, dst, other);
     dtype == dst.dtype()
         && other.dtype() == dtype
         && other.device() == dst.device()
-        && !dst.is_batched()
-        && !other.is_batched()
         && crate::kernels::copy::can_update(&dst.data(), &other.data())
 }
 

@@ -117,9 +117,7 @@ impl Op for IndexWrite {
     fn writes_in_place(&self, inputs: &[Tensor]) -> bool {
         let (x, idx, source) = (&inputs[0], &inputs[1], &inputs[2]);
         let apart = |t: &Tensor| !std::sync::Arc::ptr_eq(x.data().storage(), t.data().storage());
-        inputs
-            .iter()
-            .all(|t| !t.is_batched() && t.device() == x.device())
+        inputs.iter().all(|t| t.device() == x.device())
             && x.is_contiguous()
             && source.dtype() == x.dtype()
             && apart(idx)

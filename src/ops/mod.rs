@@ -177,9 +177,9 @@ pub trait Op: Send + Sync + 'static {
     fn batch(&self, _ctx: &BatchCtx) -> Result<Batched> {
         Err(no_batch_rule(self.name()))
     }
-    /// As the in-place form (`x.add_(y)`), whether the result can be written straight
-    /// into `inputs[0]` by `write_in_place`, with no temporary: no side effects, and a
-    /// yes means the forward's result has inputs[0]'s shape and dtype.
+    /// As the in-place form (`x.add_(y)`, outside vmap), whether the result can be
+    /// written straight into `inputs[0]` by `write_in_place`, with no temporary: no side
+    /// effects, and a yes means the forward's result has inputs[0]'s shape and dtype.
     fn writes_in_place(&self, _inputs: &[Tensor]) -> bool {
         false
     }
