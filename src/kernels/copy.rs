@@ -107,7 +107,7 @@ pub fn update_with<T: Element>(dst: &Data, other: &Data, f: impl Fn(T, T) -> T +
         // SAFETY: disjoint chunks of dst's one run; no other reference into it is alive.
         in_chunks(dst, |at, range| {
             if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
-                d.iter_mut().for_each(|x| *x = f(*x, v));
+                update_scalar_run(d, v, &f);
             }
         });
     } else if std::sync::Arc::ptr_eq(dst.storage(), other.storage()) {
@@ -115,7 +115,7 @@ pub fn update_with<T: Element>(dst: &Data, other: &Data, f: impl Fn(T, T) -> T +
         // SAFETY: as above.
         in_chunks(dst, |at, range| {
             if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
-                d.iter_mut().for_each(|x| *x = f(*x, *x));
+                update_self_run(d, &f);
             }
         });
     } else {
@@ -125,13 +125,33 @@ pub fn update_with<T: Element>(dst: &Data, other: &Data, f: impl Fn(T, T) -> T +
         let values = unsafe { from.contiguous() }.expect("a contiguous, non-bool layout");
         in_chunks(dst, |at, range| {
             if let Some(d) = unsafe { out.run_mut(at, range.len()) } {
-                for (x, &y) in d.iter_mut().zip(&values[range]) {
-                    *x = f(*x, y);
-                }
+                update_zip_run(d, &values[range], &f);
             }
         });
     }
     true
+}
+
+/// `d[i] = f(d[i], v)`. Out of line, as the two below, so that the compiler sees `d` as
+/// the only memory written (see elementwise::map_run): `f`'s captures (alpha) then stay
+/// in registers and the loop vectorizes.
+#[inline(never)]
+fn update_scalar_run<T: Copy>(d: &mut [T], v: T, f: &impl Fn(T, T) -> T) {
+    d.iter_mut().for_each(|x| *x = f(*x, v));
+}
+
+/// `d[i] = f(d[i], d[i])`.
+#[inline(never)]
+fn update_self_run<T: Copy>(d: &mut [T], f: &impl Fn(T, T) -> T) {
+    d.iter_mut().for_each(|x| *x = f(*x, *x));
+}
+
+/// `d[i] = f(d[i], values[i])` (out of line, as `update_run`).
+#[inline(never)]
+fn update_zip_run<T: Copy>(d: &mut [T], values: &[T], f: &impl Fn(T, T) -> T) {
+    for (x, &y) in d.iter_mut().zip(values) {
+        *x = f(*x, y);
+    }
 }
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.
