@@ -3,7 +3,7 @@
 
 use crate::dtype::{DType, Element};
 use crate::error::Result;
-use crate::kernels::{access, access_as, for_each_inner_run};
+use crate::kernels::{access, access_as, at_widest, for_each_inner_run};
 use crate::storage::Data;
 
 /// Copy `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`'s memory.
@@ -134,24 +134,35 @@ pub fn update_with<T: Element>(dst: &Data, other: &Data, f: impl Fn(T, T) -> T +
 
 /// `d[i] = f(d[i], v)`. Out of line, as the two below, so that the compiler sees `d` as
 /// the only memory written (see elementwise::map_run): `f`'s captures (alpha) then stay
-/// in registers and the loop vectorizes.
+/// in registers and the loop vectorizes, at the widest SIMD level (`at_widest`).
 #[inline(never)]
 fn update_scalar_run<T: Copy>(d: &mut [T], v: T, f: &impl Fn(T, T) -> T) {
-    d.iter_mut().for_each(|x| *x = f(*x, v));
+    at_widest(
+        #[inline(always)]
+        || d.iter_mut().for_each(|x| *x = f(*x, v)),
+    )
 }
 
 /// `d[i] = f(d[i], d[i])`.
 #[inline(never)]
 fn update_self_run<T: Copy>(d: &mut [T], f: &impl Fn(T, T) -> T) {
-    d.iter_mut().for_each(|x| *x = f(*x, *x));
+    at_widest(
+        #[inline(always)]
+        || d.iter_mut().for_each(|x| *x = f(*x, *x)),
+    )
 }
 
 /// `d[i] = f(d[i], values[i])` (out of line, as `update_run`).
 #[inline(never)]
 fn update_zip_run<T: Copy>(d: &mut [T], values: &[T], f: &impl Fn(T, T) -> T) {
-    for (x, &y) in d.iter_mut().zip(values) {
-        *x = f(*x, y);
-    }
+    at_widest(
+        #[inline(always)]
+        || {
+            for (x, &y) in d.iter_mut().zip(values) {
+                *x = f(*x, y);
+            }
+        },
+    )
 }
 
 /// Write row-major `values` (already of dst's dtype and numel) into `dst`.

@@ -7,7 +7,9 @@ use crate::dtype::Element;
 use crate::error::Result;
 use crate::kernels::traits::Float;
 use crate::kernels::vmath::Unary;
-use crate::kernels::{access, access_as, coalesce, contiguous_data, data_from, PARALLEL_GRAIN};
+use crate::kernels::{
+    access, access_as, at_widest, coalesce, contiguous_data, data_from, PARALLEL_GRAIN,
+};
 use crate::layout::Layout;
 use crate::shape::broadcast_shapes;
 use crate::storage::Data;
@@ -54,17 +56,27 @@ fn map_slice<T: Element, U: Element>(data: &[T], f: impl Fn(T) -> U + Sync + Sen
 /// for every element in a scalar loop (`x * 1.01` took three times as long as `x + y`).
 #[inline(never)]
 fn map_run<T: Copy, U>(src: &[T], dst: &mut [MaybeUninit<U>], f: &impl Fn(T) -> U) {
-    for (o, &v) in dst.iter_mut().zip(src) {
-        o.write(f(v));
-    }
+    at_widest(
+        #[inline(always)]
+        || {
+            for (o, &v) in dst.iter_mut().zip(src) {
+                o.write(f(v));
+            }
+        },
+    )
 }
 
 /// `dst[i] = f(x[i], y[i])` over `dst`'s length (see `map_run` for why out of line).
 #[inline(never)]
 fn zip_run<T: Copy, U>(x: &[T], y: &[T], dst: &mut [MaybeUninit<U>], f: &impl Fn(T, T) -> U) {
-    for ((o, &p), &q) in dst.iter_mut().zip(x).zip(y) {
-        o.write(f(p, q));
-    }
+    at_widest(
+        #[inline(always)]
+        || {
+            for ((o, &p), &q) in dst.iter_mut().zip(x).zip(y) {
+                o.write(f(p, q));
+            }
+        },
+    )
 }
 
 /// `f` over two slices of one length, split over the team when they are big enough.
@@ -312,31 +324,21 @@ fn select_whole<T: Element>(cond: &Data, a: &Data, b: &Data, shape: &[usize]) ->
     let sc = access::<bool>(cond);
     // SAFETY: the whole contiguous layout of `cond`, read only while the kernel runs.
     let bytes = unsafe { sc.bool_bytes(lc.offset, lc.numel()) }?;
-    // One loop per kind of operand pair, so that each vectorizes.
-    Some(data_from(
-        match (&p, &q) {
-            (Side::Whole(x), Side::Whole(y)) => pick(bytes, |i| x[i], |i| y[i]),
-            (Side::Whole(x), &Side::One(v)) => pick(bytes, |i| x[i], |_| v),
-            (&Side::One(v), Side::Whole(y)) => pick(bytes, |_| v, |i| y[i]),
-            (&Side::One(v), &Side::One(w)) => pick(bytes, |_| v, |_| w),
-        },
-        shape,
-    ))
+    Some(data_from(pick(bytes, &p, &q), shape))
 }
 
-/// `cond[i] != 0 ? x(i) : y(i)` for every byte of `cond`, split over the team when large.
-fn pick<T: Element>(
-    cond: &[u8],
-    x: impl Fn(usize) -> T + Sync,
-    y: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
+/// `cond[i] != 0 ? x[i] : y[i]` for every byte of `cond`, split over the team when large.
+fn pick<T: Element>(cond: &[u8], x: &Side<'_, T>, y: &Side<'_, T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::with_capacity(cond.len());
-    let run = |c: usize, d: &mut [std::mem::MaybeUninit<T>]| {
+    let run = |c: usize, d: &mut [MaybeUninit<T>]| {
         let start = c * CHUNK;
-        for (i, (o, &k)) in d.iter_mut().zip(&cond[start..]).enumerate() {
-            let (p, q) = (x(start + i), y(start + i));
-            o.write(if k != 0 { p } else { q });
-        }
+        let range = start..start + d.len();
+        pick_run(
+            &cond[range.clone()],
+            x.part(range.clone()),
+            y.part(range),
+            d,
+        );
     };
     let dst = &mut out.spare_capacity_mut()[..cond.len()];
     if cond.len() >= PARALLEL_GRAIN {
@@ -347,4 +349,56 @@ fn pick<T: Element>(
     // SAFETY: every element of `dst` (as long as `cond`) was written.
     unsafe { out.set_len(cond.len()) };
     out
+}
+
+impl<T: Element> Side<'_, T> {
+    /// The operand over the output elements `range`.
+    fn part(&self, range: std::ops::Range<usize>) -> Part<'_, T> {
+        match self {
+            Side::Whole(v) => Part::Run(&v[range]),
+            &Side::One(v) => Part::One(v),
+        }
+    }
+}
+
+/// A value operand of one chunk of `pick`: its elements there, or the single value.
+#[derive(Clone, Copy)]
+enum Part<'a, T> {
+    Run(&'a [T]),
+    One(T),
+}
+
+/// One chunk of `pick` (all slices as long as `d`): one loop per kind of operand pair, so
+/// that each vectorizes, out of line as `map_run`.
+#[inline(never)]
+fn pick_run<T: Copy>(cond: &[u8], x: Part<'_, T>, y: Part<'_, T>, d: &mut [MaybeUninit<T>]) {
+    at_widest(
+        #[inline(always)]
+        || {
+            let either = |k: u8, p: T, q: T| if k != 0 { p } else { q };
+            let lanes = d.iter_mut().zip(cond);
+            match (x, y) {
+                (Part::Run(x), Part::Run(y)) => {
+                    for (((o, &k), &p), &q) in lanes.zip(x).zip(y) {
+                        o.write(either(k, p, q));
+                    }
+                }
+                (Part::Run(x), Part::One(q)) => {
+                    for ((o, &k), &p) in lanes.zip(x) {
+                        o.write(either(k, p, q));
+                    }
+                }
+                (Part::One(p), Part::Run(y)) => {
+                    for ((o, &k), &q) in lanes.zip(y) {
+                        o.write(either(k, p, q));
+                    }
+                }
+                (Part::One(p), Part::One(q)) => {
+                    for (o, &k) in lanes {
+                        o.write(either(k, p, q));
+                    }
+                }
+            }
+        },
+    )
 }

@@ -13,7 +13,8 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::traits::Arith;
 use crate::kernels::{
-    contiguous_data, par_chunks_map, par_chunks_mut, par_map, par_map_owned, PARALLEL_GRAIN,
+    at_widest, contiguous_data, par_chunks_map, par_chunks_mut, par_map, par_map_owned,
+    PARALLEL_GRAIN,
 };
 use crate::layout::Layout;
 use crate::shape::{contiguous_strides, Dims};
@@ -311,7 +312,7 @@ fn around(shape: &[usize], dim: usize) -> (usize, usize, usize) {
 
 /// The first index outside `0..len`.
 fn first_out_of_range(index: &[i64], len: usize) -> Option<i64> {
-    first_refused(index, |i| (i as u64) < len as u64)
+    first_refused(index, move |i| (i as u64) < len as u64)
 }
 
 /// Index elements one task of an index pass reads.
@@ -321,7 +322,7 @@ const INDEX_CHUNK: usize = 1 << 14;
 /// branch per element (which vectorizes), split over the team when long; only when one
 /// fails is the culprit looked for.
 fn first_refused(index: &[i64], ok: impl Fn(i64) -> bool + Sync) -> Option<i64> {
-    let all_ok = |block: &[i64]| block.iter().fold(true, |all, &i| all & ok(i));
+    let all_ok = |block: &[i64]| all_accepted(block, &ok);
     let fine = if index.len() >= PARALLEL_GRAIN {
         let blocks = index.len().div_ceil(INDEX_CHUNK);
         let block = |t: usize| &index[t * INDEX_CHUNK..index.len().min((t + 1) * INDEX_CHUNK)];
@@ -333,6 +334,15 @@ fn first_refused(index: &[i64], ok: impl Fn(i64) -> bool + Sync) -> Option<i64> 
         true => None,
         false => index.iter().copied().find(|&i| !ok(i)),
     }
+}
+
+/// Whether `ok` holds for every element of `block`, tested without a branch. Out of
+/// line so that `ok`'s captures (the bounds) are known not to change inside the loop (see
+/// elementwise::map_run); inlined into a task closure, they were reloaded per element
+/// and the loop stayed scalar.
+#[inline(never)]
+fn all_accepted(block: &[i64], ok: &impl Fn(i64) -> bool) -> bool {
+    block.iter().fold(true, |all, &i| all & ok(i))
 }
 
 /// `index_select`: `out[o, k, i] = src[o, index[k], i]`, splitting `src` around `dim`
@@ -426,7 +436,7 @@ pub fn write_rows_into<T: Arith>(
     let vals = unsafe { contiguous_data::<T>(src) };
     let write = |to: &mut [T], row: &[T]| {
         if accumulate {
-            to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v);
+            add_row(to, row);
         } else {
             to.copy_from_slice(row);
         }
@@ -465,6 +475,16 @@ pub fn write_rows_into<T: Arith>(
     Ok(())
 }
 
+/// `to[i] += row[i]`: out of line (the slices are then known not to overlap) and at the
+/// widest SIMD level, as elementwise::map_run.
+#[inline(never)]
+fn add_row<T: Arith>(to: &mut [T], row: &[T]) {
+    at_widest(
+        #[inline(always)]
+        || to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v),
+    )
+}
+
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,
 /// shape `from.shape`) at `from`'s offsets into zeros, then read `to` row-major. With
 /// `to` the input's layout and `from` a view's, this is the adjoint of every view op.
@@ -492,16 +512,11 @@ pub fn wrap_index(index: &Data, size: usize, negative: bool) -> std::result::Res
     let idx = unsafe { contiguous_data::<i64>(index) };
     let n = i64::try_from(size).unwrap_or(i64::MAX);
     let low = if negative { -n } else { 0 };
-    if let Some(bad) = first_refused(&idx, |i| low <= i && i < n) {
+    if let Some(bad) = first_refused(&idx, move |i| low <= i && i < n) {
         return Err(bad);
     }
-    // All in range: a negative index (only there when allowed) gets `n` added, without
-    // a branch (the sign bit spread over the word selects `n`).
-    let wrap = |d: &mut [MaybeUninit<i64>], from: &[i64]| {
-        for (o, &i) in d.iter_mut().zip(from) {
-            o.write(i + ((i >> 63) & n));
-        }
-    };
+    // All in range: a negative index (only there when allowed) gets `n` added.
+    let wrap = |d: &mut [MaybeUninit<i64>], from: &[i64]| wrap_negative(d, from, n);
     let mut out = Vec::with_capacity(idx.len());
     let dst = &mut out.spare_capacity_mut()[..idx.len()];
     if idx.len() >= PARALLEL_GRAIN {
@@ -513,6 +528,15 @@ pub fn wrap_index(index: &Data, size: usize, negative: bool) -> std::result::Res
     // indices.
     unsafe { out.set_len(idx.len()) };
     Ok(out)
+}
+
+/// `d[k] = from[k]`, plus `n` where negative, without a branch (the sign bit spread over
+/// the word selects `n`); out of line as `all_accepted`, so `n` stays in a register.
+#[inline(never)]
+fn wrap_negative(d: &mut [MaybeUninit<i64>], from: &[i64], n: i64) {
+    for (o, &i) in d.iter_mut().zip(from) {
+        o.write(i + ((i >> 63) & n));
+    }
 }
 
 /// How many elements of a bool `mask` are true, and their coordinates, row-major,

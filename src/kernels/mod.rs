@@ -28,6 +28,17 @@ use crate::shape::Dims;
 use crate::storage::{Access, Data, Storage};
 use smallvec::{smallvec, SmallVec};
 
+/// `f()` compiled for the widest SIMD level this CPU has (pulp's runtime dispatch: AVX-512
+/// or AVX2 + FMA on x86-64), for the loops the compiler vectorizes by itself. The crate
+/// is built for the x86-64 baseline, where those loops get SSE2's 4 lanes; `f` should be
+/// an `#[inline(always)]` closure, so that its body is compiled inside the dispatched
+/// function. Results do not depend on the level: the loops do the same IEEE operations
+/// in the same order per element (Rust never contracts a * b + c into an FMA).
+#[inline(always)]
+pub(crate) fn at_widest<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
+
 /// Elements below this count run on the calling thread; above it, the intra-op team
 /// (threads/team.rs) splits the work.
 pub const PARALLEL_GRAIN: usize = 1 << 15;
