@@ -68,7 +68,7 @@ def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
 #: for 2-3 ms after a parallel region): on a small machine, waiting threads of one library
 #: take cores from the other. Not much longer either: after some 20 ms idle, the cores of
 #: a virtual machine run the next milliseconds of work slowly, for both libraries.
-SETTLE_S = 0.005
+SETTLE_S = 0.01
 #: Blocks per library per case: load drift during a case hits both libraries alike.
 BLOCKS = 5
 
