@@ -64,10 +64,12 @@ def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
 
 
 #: Pause before each block of calls, long enough for the other library's idle worker
-#: threads to go to sleep (torch's OpenMP threads and ferrograd's team both stay awake
-#: for 2-3 ms after a parallel region): on a small machine, waiting threads of one library
-#: take cores from the other. Not much longer either: after some 20 ms idle, the cores of
-#: a virtual machine run the next milliseconds of work slowly, for both libraries.
+#: threads to go to sleep (ferrograd's team stays awake 3 ms after a kernel; torch's
+#: libgomp threads spin for a count of pause instructions, which outlasted 5 ms on an AMD
+#: EPYC (Zen 4), where it halved ferrograd's 2-thread speed in the next block): on a small
+#: machine, waiting threads of one library take cores from the other. Not much longer
+#: either: after some 20 ms idle, the cores of a virtual machine run the next
+#: milliseconds of work slowly, for both libraries.
 SETTLE_S = 0.01
 #: Blocks per library per case: load drift during a case hits both libraries alike.
 BLOCKS = 5
