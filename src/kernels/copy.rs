@@ -152,9 +152,9 @@ fn update_self_run<T: Copy>(d: &mut [T], f: &impl Fn(T, T) -> T) {
     )
 }
 
-/// `d[i] = f(d[i], values[i])` (out of line, as `update_run`).
+/// `d[i] = f(d[i], values[i])` over `d`'s length (out of line, as `update_scalar_run`).
 #[inline(never)]
-fn update_zip_run<T: Copy>(d: &mut [T], values: &[T], f: &impl Fn(T, T) -> T) {
+pub(crate) fn update_zip_run<T: Copy>(d: &mut [T], values: &[T], f: &impl Fn(T, T) -> T) {
     at_widest(
         #[inline(always)]
         || {

@@ -13,8 +13,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::traits::Arith;
 use crate::kernels::{
-    at_widest, contiguous_data, par_chunks_map, par_chunks_mut, par_map, par_map_owned,
-    PARALLEL_GRAIN,
+    contiguous_data, par_chunks_map, par_chunks_mut, par_map, par_map_owned, PARALLEL_GRAIN,
 };
 use crate::layout::Layout;
 use crate::shape::{contiguous_strides, Dims};
@@ -436,7 +435,7 @@ pub fn write_rows_into<T: Arith>(
     let vals = unsafe { contiguous_data::<T>(src) };
     let write = |to: &mut [T], row: &[T]| {
         if accumulate {
-            add_row(to, row);
+            crate::kernels::copy::update_zip_run(to, row, &|d, v| d + v);
         } else {
             to.copy_from_slice(row);
         }
@@ -473,16 +472,6 @@ pub fn write_rows_into<T: Arith>(
             .for_each(slab);
     }
     Ok(())
-}
-
-/// `to[i] += row[i]`: out of line (the slices are then known not to overlap) and at the
-/// widest SIMD level, as elementwise::map_run.
-#[inline(never)]
-fn add_row<T: Arith>(to: &mut [T], row: &[T]) {
-    at_widest(
-        #[inline(always)]
-        || to.iter_mut().zip(row).for_each(|(d, &v)| *d = *d + v),
-    )
 }
 
 /// Move values between two layouts over one virtual storage: scatter-add `x` (row-major,

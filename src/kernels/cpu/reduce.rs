@@ -272,3 +272,41 @@ fn first_position<T: Copy>(row: &[T], hit: impl Fn(T) -> bool) -> Option<usize> 
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row loops run at the widest SIMD level (`at_widest`); their results are those
+    /// of the same fixed order computed plainly: 32 running lanes, then the fold.
+    #[test]
+    fn row_reductions_keep_their_fixed_order() {
+        let row: Vec<f32> = (0..1000)
+            .map(|i| 1.0 + ((i as f32) * 0.7).sin() * 1e-3)
+            .collect();
+        let mut lanes = [1.0f32; 32];
+        for (i, &v) in row[..992].iter().enumerate() {
+            lanes[i % 32] *= v;
+        }
+        let expected = lanes.iter().chain(&row[992..]).fold(1.0f32, |p, &v| p * v);
+        assert_eq!(product(&row).to_bits(), expected.to_bits());
+
+        let mut with_nan = row.clone();
+        assert_eq!(
+            extreme_value::<f32, true>(&row),
+            row.iter().copied().fold(f32::MIN, f32::max)
+        );
+        assert_eq!(
+            extreme_value::<f32, false>(&row),
+            row.iter().copied().fold(f32::MAX, f32::min)
+        );
+        with_nan[500] = f32::NAN;
+        assert!(extreme_value::<f32, true>(&with_nan).is_nan());
+        assert_eq!(arg_extreme(&with_nan, Reduce::Max), 500);
+        let top = row.iter().copied().fold(f32::MIN, f32::max);
+        assert_eq!(
+            Some(arg_extreme(&row, Reduce::Max)),
+            row.iter().position(|&v| v == top)
+        );
+    }
+}
