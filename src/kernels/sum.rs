@@ -107,8 +107,11 @@ macro_rules! simd_dispatch {
 
 /// Partial sums waiting for a partner: a binary counter over leaves, at most one entry
 /// per level (see Note: fixed-order reductions).
+/// Eight entries stay inline: a chunk's 64 leaves need at most seven, and a sum of fewer
+/// than 2^8 chunks at most eight (more spill to the heap). With 24 inline, the cascades of
+/// four short rows were 13 KB, moved by memcpy for longer than the rows took to add.
 struct Cascade<V> {
-    stack: SmallVec<[(u32, V); 24]>,
+    stack: SmallVec<[(u32, V); 8]>,
 }
 
 impl<V> Cascade<V> {
@@ -280,9 +283,18 @@ simd_dispatch! {
     /// chunk), each exactly as `chunk_lanes` of that row: the rows' leaves are read side
     /// by side, one stream per row.
     fn four_rows_lanes<T: SumElem>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
-        let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
         let starts = rows.map(|r| r * inner);
         let full = inner / LEAF;
+        if full == 0 {
+            // One leaf per row: a cascade of one leaf is that leaf. (A plain loop: inside
+            // a closure, as `array::map` takes, the leaf would lose the AVX2 target.)
+            let mut out = [[T::Acc::zero(); LANES]; 4];
+            for k in 0..4 {
+                out[k] = leaf_lanes(&x[starts[k]..starts[k] + inner]);
+            }
+            return out;
+        }
+        let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
         for l in 0..full {
             let got = full_leaves(x, starts.map(|s| s + l * LEAF));
             for (cascade, lanes) in cascades.iter_mut().zip(got) {
@@ -476,6 +488,7 @@ mod tests {
             (9, 3 * LEAF + 5),
             (130, 4096),
             (33, 40),
+            (20, 1024),
         ] {
             let got = sum_trailing(&x[..outer * inner], outer, inner);
             for (i, s) in got.iter().enumerate() {
