@@ -126,3 +126,104 @@ def test_gradients_through_the_column_kernels():
     first = np.zeros_like(a)
     first[a.argmax(0), np.arange(a.shape[1])] = 1
     np.testing.assert_array_equal(t.grad.numpy(), first)
+
+
+# Permuted layouts (kernels/reduce.rs `in_memory_order`): a transposed or permuted input is
+# reduced in memory order, without a gathered copy, when its kept dims stay in order.
+PERMUTED = [
+    ((300, 200), (1, 0), (1,)),  # x.t().sum(1): column sums of the memory
+    ((300, 200), (1, 0), (0,)),
+    ((8, 30, 50), (2, 0, 1), (0,)),  # kept dims stay in order
+    ((8, 30, 50), (1, 2, 0), (1, 2)),
+    ((8, 30, 50), (2, 1, 0), (1,)),  # kept dims reversed in memory: the gathered rows
+    ((1, 40, 64), (2, 0, 1), (1,)),  # a size-1 dim
+]
+
+
+@pytest.mark.parametrize("shape, perm, dims", PERMUTED)
+@pytest.mark.parametrize("name", ["sum", "amax", "amin", "prod", "logsumexp"])
+def test_permuted_inputs_reduce_as_their_copies(name, shape, perm, dims):
+    a = _values(3, shape, np.float64)
+    x = torch.from_numpy(a).permute(*perm)
+    want = np.transpose(a, perm)
+    if name == "logsumexp":
+        got = x.logsumexp(dims)
+        m = want.max(axis=dims, keepdims=True)
+        expect = (np.log(np.exp(want - m).sum(axis=dims, keepdims=True)) + m).squeeze(dims)
+    elif name in ("sum", "amax", "amin"):
+        got = getattr(x, name)(dims)
+        expect = {"sum": np.sum, "amax": np.max, "amin": np.min}[name](want, axis=dims)
+    else:
+        if len(dims) > 1:
+            pytest.skip("prod takes one dim")
+        got = x.prod(dims[0])
+        expect = np.prod(want, axis=dims)
+    np.testing.assert_allclose(got.numpy(), expect, rtol=1e-12)
+    # The same reduction of a contiguous copy, within rounding.
+    copy = getattr(x.contiguous(), name)(*([dims[0]] if name == "prod" else [dims]))
+    np.testing.assert_allclose(got.numpy(), copy.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, perm, dim", [((300, 200), (1, 0), 1), ((8, 30, 50), (2, 0, 1), 1)])
+@pytest.mark.parametrize("op", ["max", "min", "argmax"])
+def test_permuted_inputs_give_torch_positions(op, shape, perm, dim):
+    rng = np.random.default_rng(4)
+    a = rng.integers(-5, 5, shape).astype(np.float32)  # many ties: the first one counts
+    x = torch.from_numpy(a).permute(*perm)
+    want = np.transpose(a, perm)
+    if op == "argmax":
+        np.testing.assert_array_equal(x.argmax(dim).numpy(), want.argmax(axis=dim))
+        # over all dims, positions count in x's own (logical) order
+        assert x.argmax().item() == want.argmax()
+        return
+    values, idx = getattr(x, op)(dim)
+    expect = (want.max if op == "max" else want.min)(axis=dim)
+    pick = want.argmax(axis=dim) if op == "max" else want.argmin(axis=dim)
+    np.testing.assert_array_equal(values.numpy(), expect)
+    np.testing.assert_array_equal(idx.numpy(), pick)
+
+
+# nansum and the real 2-norm add their terms inside the sum's loops (kernels/sum.rs
+# `Term`): every layout the sum takes (rows, columns, all, permuted, strided).
+FUSED_LAYOUTS = [
+    ((700, 300), None, None),
+    ((700, 300), 1, None),
+    ((700, 300), 0, None),
+    ((40, 3000), 1, None),  # rows longer than a leaf
+    ((300, 200), 1, "t"),
+    ((300, 200), 1, "step"),
+    ((5, 6, 7), (0, 2), None),
+]
+
+
+def _layout(a, how):
+    x = torch.from_numpy(a)
+    if how == "t":
+        return x.t(), a.T
+    if how == "step":
+        return x[:, ::2], a[:, ::2]
+    return x, a
+
+
+@pytest.mark.parametrize("shape, dim, how", FUSED_LAYOUTS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nansum_and_norm_match_numpy(shape, dim, how, dtype):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(shape).astype(dtype)
+    a[rng.random(shape) < 0.1] = np.nan
+    x, want = _layout(a, how)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    got = x.nansum() if dim is None else x.nansum(dim)
+    np.testing.assert_allclose(got.numpy(), np.nansum(want, axis=dim), rtol=rtol, atol=1e-5)
+    clean = np.nan_to_num(want)
+    x = torch.from_numpy(np.ascontiguousarray(clean))
+    got = x.norm() if dim is None else x.norm(dim=dim)
+    expect = np.sqrt((clean.astype(np.float64) ** 2).sum(axis=dim))
+    np.testing.assert_allclose(got.numpy(), expect, rtol=rtol)
+
+
+def test_nansum_keeps_integers_and_norm_propagates_nan():
+    assert torch.tensor([1, 2, 3]).nansum().item() == 6
+    assert np.isnan(torch.tensor([3.0, float("nan")]).norm().item())
+    assert torch.tensor([float("inf"), 1.0]).norm().item() == float("inf")
+    assert torch.tensor([-3.0, 4.0], dtype=torch.float16).norm().item() == 5.0

@@ -384,12 +384,15 @@ def _as_input(out, input):
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """Whether every element along `dim` is nonzero: no zero is found (true when empty)."""
-    return _as_input(_count(input == 0, dim, keepdim) == 0, input)
+    # A bool input is its own mask (`== 0` would compare it as int64).
+    zero = input.logical_not() if input.dtype == _C.bool else input == 0
+    return _as_input(_count(zero, dim, keepdim) == 0, input)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """Whether some element along `dim` is nonzero."""
-    return _as_input(_count(input != 0, dim, keepdim) > 0, input)
+    nonzero = input if input.dtype == _C.bool else input != 0
+    return _as_input(_count(nonzero, dim, keepdim) > 0, input)
 
 
 def count_nonzero(input, dim=None):

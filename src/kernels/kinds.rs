@@ -355,6 +355,10 @@ pub enum Reduce {
     /// log(sum(exp(x))), the maximum taken out first (floating dtypes; half types
     /// compute in float32).
     LogSumExp,
+    /// The sum with NaN counted as zero (`nansum`).
+    NanSum,
+    /// The sum of squares of real elements (the 2-norm before its square root).
+    SumOfSquares,
 }
 
 /// Inclusive scans along one dim.

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
-use crate::kernels::PARALLEL_GRAIN;
+use crate::kernels::{at_widest, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::Dims;
 use crate::storage::Data;
@@ -19,6 +19,35 @@ pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
         .filter(|(i, _)| !dims.contains(i))
         .map(|(_, &s)| s)
         .collect()
+}
+
+/// `x` viewed in memory order, with `dims` renumbered to match, when its layout is a
+/// permutation of a contiguous one (a transpose, a `permute`) that keeps the kept dims in
+/// their order: the results' row-major order is then unchanged, and the reduction reads
+/// memory as it lies instead of gathering a copy first. None when `x` is contiguous
+/// already or not of that form.
+pub fn in_memory_order(x: &Data, dims: &[usize]) -> Option<(Data, Dims)> {
+    let layout = x.layout();
+    if layout.is_contiguous() || !layout.is_non_overlapping_and_dense() {
+        return None;
+    }
+    // Outermost first; ties (size-1 dims) keep their order.
+    let mut perm: SmallVec<[usize; 6]> = (0..layout.ndim()).collect();
+    perm.sort_by_key(|&d| std::cmp::Reverse(layout.strides[d] * (layout.shape[d] > 1) as usize));
+    let kept = perm.iter().filter(|d| !dims.contains(d));
+    if !kept.clone().zip(kept.skip(1)).all(|(a, b)| a < b) {
+        return None;
+    }
+    let order: SmallVec<[i64; 6]> = perm.iter().map(|&d| d as i64).collect();
+    let permuted = layout.permute(&order).ok()?;
+    if !permuted.is_contiguous() {
+        return None;
+    }
+    let mut new_dims: Dims = (0..perm.len())
+        .filter(|&i| dims.contains(&perm[i]))
+        .collect();
+    new_dims.sort_unstable();
+    Some((x.with_layout(permuted).ok()?, new_dims))
 }
 
 /// Apply `row_fn` to each contiguous row of reduced elements; one result per output
@@ -147,11 +176,19 @@ where
             let row = |r: usize| &data[(o * rows + r) * inner + c0..][..width];
             acc.clear();
             acc.extend(row(0).iter().map(|&v| (fold.first)(v)));
-            for r in 1..rows {
-                for (a, &v) in acc.iter_mut().zip(row(r)) {
-                    *a = (fold.step)(*a, v, r);
-                }
-            }
+            let (folded, slab, step) = (&mut acc[..], &data[o * rows * inner + c0..], &fold.step);
+            // At the widest SIMD level, with every capture moved in (see `at_widest`):
+            // the fold down the rows vectorizes across the columns.
+            at_widest(
+                #[inline(always)]
+                move || {
+                    for r in 1..rows {
+                        for (a, &v) in folded.iter_mut().zip(&slab[r * inner..][..width]) {
+                            *a = step(*a, v, r);
+                        }
+                    }
+                },
+            );
             for (d, &a) in dst.iter_mut().zip(&acc) {
                 d.write((fold.finish)(a));
             }

@@ -84,25 +84,68 @@ sum_in_f32!(f16, bf16);
 /// the CPU has it) and for the baseline. The body is the same safe code either way, so
 /// both give the same bits; AVX2 only makes the lanes wider.
 macro_rules! simd_dispatch {
-    ($(#[$doc:meta])* fn $name:ident<$T:ident: $bound:path>($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+    ($(#[$doc:meta])* fn $name:ident<$($g:ident: $bound:path),*>($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
         $(#[$doc])*
-        fn $name<$T: $bound>($($arg: $ty),*) -> $ret {
+        fn $name<$($g: $bound),*>($($arg: $ty),*) -> $ret {
             #[inline(always)]
-            fn body<$T: $bound>($($arg: $ty),*) -> $ret $body
+            fn body<$($g: $bound),*>($($arg: $ty),*) -> $ret $body
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2")]
-                unsafe fn avx2<$T: $bound>($($arg: $ty),*) -> $ret {
-                    body($($arg),*)
+                unsafe fn avx2<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+                    body::<$($g),*>($($arg),*)
                 }
                 if std::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU has AVX2 (checked just above).
-                    return unsafe { avx2($($arg),*) };
+                    return unsafe { avx2::<$($g),*>($($arg),*) };
                 }
             }
-            body($($arg),*)
+            body::<$($g),*>($($arg),*)
         }
     };
+}
+
+/// What each element adds to a sum, in the accumulator type: the element itself
+/// (`Plain`), or a function of it fused into the sum's loops (nansum, the 2-norm), so
+/// that no intermediate tensor is made. The order of the additions is the same for all.
+pub trait Term<T: SumElem>: Send + Sync + 'static {
+    fn term(x: T) -> T::Acc;
+}
+
+/// The element itself: `sum`.
+pub struct Plain;
+/// NaN counts as zero: `nansum`.
+pub struct NanAsZero;
+/// The element squared: the 2-norm's sum for real inputs.
+pub struct Square;
+
+impl<T: SumElem> Term<T> for Plain {
+    #[inline(always)]
+    fn term(x: T) -> T::Acc {
+        x.widen()
+    }
+}
+
+impl<T: SumElem> Term<T> for NanAsZero {
+    #[inline(always)]
+    fn term(x: T) -> T::Acc {
+        let w = x.widen();
+        // Only NaN differs from itself; integers never do.
+        #[allow(clippy::eq_op)]
+        if w == w {
+            w
+        } else {
+            T::Acc::zero()
+        }
+    }
+}
+
+impl<T: SumElem> Term<T> for Square {
+    #[inline(always)]
+    fn term(x: T) -> T::Acc {
+        let w = x.widen();
+        w * w
+    }
 }
 
 /// Partial sums waiting for a partner: a binary counter over leaves, at most one entry
@@ -177,14 +220,17 @@ fn add_lanes<A: Arith>(mut a: Lanes<A>, b: Lanes<A>) -> Lanes<A> {
 /// streams come from different pages, so the memory system fetches them in parallel
 /// (about 1.4x faster than one stream). Each leaf's additions stay in its own order.
 #[inline(always)]
-fn full_leaves<T: SumElem, const N: usize>(s: &[T], starts: [usize; N]) -> [Lanes<T::Acc>; N] {
+fn full_leaves<T: SumElem, W: Term<T>, const N: usize>(
+    s: &[T],
+    starts: [usize; N],
+) -> [Lanes<T::Acc>; N] {
     let leaves: [&[T]; N] = std::array::from_fn(|k| &s[starts[k]..starts[k] + LEAF]);
     let mut acc = [[T::Acc::zero(); LANES]; N];
     for r in 0..LEAF / LANES {
         for k in 0..N {
             let row = &leaves[k][r * LANES..(r + 1) * LANES];
             for i in 0..LANES {
-                acc[k][i] = acc[k][i] + row[i].widen();
+                acc[k][i] = acc[k][i] + W::term(row[i]);
             }
         }
     }
@@ -193,16 +239,16 @@ fn full_leaves<T: SumElem, const N: usize>(s: &[T], starts: [usize; N]) -> [Lane
 
 /// The lanes of one leaf of up to `LEAF` elements.
 #[inline(always)]
-fn leaf_lanes<T: SumElem>(leaf: &[T]) -> Lanes<T::Acc> {
+fn leaf_lanes<T: SumElem, W: Term<T>>(leaf: &[T]) -> Lanes<T::Acc> {
     let mut acc = [T::Acc::zero(); LANES];
     let mut rows = leaf.chunks_exact(LANES);
     for row in &mut rows {
         for i in 0..LANES {
-            acc[i] = acc[i] + row[i].widen();
+            acc[i] = acc[i] + W::term(row[i]);
         }
     }
     for (a, &x) in acc.iter_mut().zip(rows.remainder()) {
-        *a = *a + x.widen();
+        *a = *a + W::term(x);
     }
     acc
 }
@@ -211,7 +257,7 @@ simd_dispatch! {
     /// The lanes of all leaves of `s`, paired by the counter. Leaves are computed up to
     /// four at a time (one per quarter of a group of leaves; the rest two at a time),
     /// then paired in order.
-    fn chunk_lanes<T: SumElem>(s: &[T]) -> Lanes<T::Acc> {
+    fn chunk_lanes<T: SumElem, W: Term<T>>(s: &[T]) -> Lanes<T::Acc> {
         let mut cascade = Cascade::new();
         let mut sums: SmallVec<[Lanes<T::Acc>; CHUNK_LEAVES]> = SmallVec::new();
         for group in s.chunks(LEAF * CHUNK_LEAVES) {
@@ -222,18 +268,18 @@ simd_dispatch! {
             let quarter = full / 4;
             for j in 0..quarter {
                 let at = [j, j + quarter, j + 2 * quarter, j + 3 * quarter];
-                let got = full_leaves(group, at.map(|l| l * LEAF));
+                let got = full_leaves::<T, W, 4>(group, at.map(|l| l * LEAF));
                 for (l, lanes) in at.into_iter().zip(got) {
                     sums[l] = lanes;
                 }
             }
             let mut l = 4 * quarter;
             if l + 2 <= full {
-                [sums[l], sums[l + 1]] = full_leaves(group, [l * LEAF, (l + 1) * LEAF]);
+                [sums[l], sums[l + 1]] = full_leaves::<T, W, 2>(group, [l * LEAF, (l + 1) * LEAF]);
                 l += 2;
             }
             for (l, sum) in sums.iter_mut().enumerate().skip(l) {
-                *sum = leaf_lanes(&group[l * LEAF..group.len().min((l + 1) * LEAF)]);
+                *sum = leaf_lanes::<T, W>(&group[l * LEAF..group.len().min((l + 1) * LEAF)]);
             }
             for lanes in sums.drain(..) {
                 cascade.push(0, lanes, &add_lanes);
@@ -257,16 +303,16 @@ fn fold_lanes<A: Arith>(mut acc: Lanes<A>) -> A {
 
 /// The sum of `s`, in the fixed order of Note: fixed-order reductions; long slices are
 /// split over the intra-op pool.
-pub fn sum_slice<T: SumElem>(s: &[T]) -> T {
+pub fn sum_slice<T: SumElem, W: Term<T>>(s: &[T]) -> T {
     if s.len() < LANES {
         // Too short for lanes: one running sum (its order is fixed all the same).
-        return T::narrow(s.iter().fold(T::Acc::zero(), |a, &x| a + x.widen()));
+        return T::narrow(s.iter().fold(T::Acc::zero(), |a, &x| a + W::term(x)));
     }
     let chunk = LEAF * CHUNK_LEAVES;
     if s.len() <= chunk {
-        return T::narrow(fold_lanes(chunk_lanes(s)));
+        return T::narrow(fold_lanes(chunk_lanes::<T, W>(s)));
     }
-    let lanes_of = |i: usize| chunk_lanes(&s[i * chunk..s.len().min((i + 1) * chunk)]);
+    let lanes_of = |i: usize| chunk_lanes::<T, W>(&s[i * chunk..s.len().min((i + 1) * chunk)]);
     let count = s.len().div_ceil(chunk);
     let chunks: Vec<Lanes<T::Acc>> = if s.len() >= PARALLEL_GRAIN {
         par_map(count, lanes_of)
@@ -282,7 +328,7 @@ simd_dispatch! {
     /// The lanes of four rows of a row-major matrix with `inner` columns (at most one
     /// chunk), each exactly as `chunk_lanes` of that row: the rows' leaves are read side
     /// by side, one stream per row.
-    fn four_rows_lanes<T: SumElem>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
+    fn four_rows_lanes<T: SumElem, W: Term<T>>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
         let starts = rows.map(|r| r * inner);
         let full = inner / LEAF;
         if full == 0 {
@@ -290,20 +336,20 @@ simd_dispatch! {
             // a closure, as `array::map` takes, the leaf would lose the AVX2 target.)
             let mut out = [[T::Acc::zero(); LANES]; 4];
             for k in 0..4 {
-                out[k] = leaf_lanes(&x[starts[k]..starts[k] + inner]);
+                out[k] = leaf_lanes::<T, W>(&x[starts[k]..starts[k] + inner]);
             }
             return out;
         }
         let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
         for l in 0..full {
-            let got = full_leaves(x, starts.map(|s| s + l * LEAF));
+            let got = full_leaves::<T, W, 4>(x, starts.map(|s| s + l * LEAF));
             for (cascade, lanes) in cascades.iter_mut().zip(got) {
                 cascade.push(0, lanes, &add_lanes);
             }
         }
         if !inner.is_multiple_of(LEAF) {
             for (cascade, s) in cascades.iter_mut().zip(starts) {
-                cascade.push(0, leaf_lanes(&x[s + full * LEAF..s + inner]), &add_lanes);
+                cascade.push(0, leaf_lanes::<T, W>(&x[s + full * LEAF..s + inner]), &add_lanes);
             }
         }
         cascades.map(|c| c.finish(None, &add_lanes).unwrap_or([T::Acc::zero(); LANES]))
@@ -313,9 +359,9 @@ simd_dispatch! {
 /// Sums of the rows of a contiguous `outer`×`inner` matrix (a reduction over trailing
 /// dims), each bitwise equal to `sum_slice` of its row. Rows that fit one chunk are read
 /// four at a time, one from each quarter of the matrix (far-apart streams fetch best).
-pub fn sum_trailing<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+pub fn sum_trailing<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     let big = outer * inner >= PARALLEL_GRAIN;
-    let row_sum = |i: usize| sum_slice(&x[i * inner..(i + 1) * inner]);
+    let row_sum = |i: usize| sum_slice::<T, W>(&x[i * inner..(i + 1) * inner]);
     if !(LANES..=LEAF * CHUNK_LEAVES).contains(&inner) || outer < 4 {
         return if big && outer > 1 {
             par_map(outer, row_sum)
@@ -325,7 +371,7 @@ pub fn sum_trailing<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     }
     let q = outer / 4;
     let quad = |i: usize| {
-        let lanes = four_rows_lanes(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
+        let lanes = four_rows_lanes::<T, W>(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
         lanes.map(|l| T::narrow(fold_lanes(l)))
     };
     let quads: Vec<[T; 4]> = if big {
@@ -352,7 +398,7 @@ simd_dispatch! {
     /// Column sums of rows `r0..r1` over columns `c0..c0 + width` of a row-major matrix
     /// with `inner` columns, paired by the counter. A leaf adds its rows in order; four
     /// rows are read side by side (four streams, as in `full_leaves`).
-    fn chunk_columns<T: SumElem>(x: &[T], inner: usize, r0: usize, r1: usize, c0: usize, width: usize) -> Vec<T::Acc> {
+    fn chunk_columns<T: SumElem, W: Term<T>>(x: &[T], inner: usize, r0: usize, r1: usize, c0: usize, width: usize) -> Vec<T::Acc> {
         let mut cascade = Cascade::new();
         let add = add_rows::<T::Acc>;
         let row = |r: usize| &x[r * inner + c0..r * inner + c0 + width];
@@ -366,13 +412,13 @@ simd_dispatch! {
                 let acc = &mut acc[..width];
                 for j in 0..width {
                     // Left to right: the same order as adding the rows one by one.
-                    acc[j] = acc[j] + a[j].widen() + b[j].widen() + c[j].widen() + d[j].widen();
+                    acc[j] = acc[j] + W::term(a[j]) + W::term(b[j]) + W::term(c[j]) + W::term(d[j]);
                 }
                 r += 4;
             }
             for r in r..end {
                 for (a, &v) in acc.iter_mut().zip(row(r)) {
-                    *a = *a + v.widen();
+                    *a = *a + W::term(v);
                 }
             }
             cascade.push(0, acc, &add);
@@ -383,7 +429,7 @@ simd_dispatch! {
 }
 
 /// Column sums of a row-major `outer`×`inner` matrix, in the accumulator type.
-fn column_sums<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
+fn column_sums<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
     let rows_per_chunk = LEAF_ROWS * CHUNK_LEAVES;
     let row_chunks = outer.div_ceil(rows_per_chunk).max(1);
     let col_blocks = inner.div_ceil(COL_BLOCK);
@@ -392,7 +438,7 @@ fn column_sums<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
         let c0 = cb * COL_BLOCK;
         let r0 = rc * rows_per_chunk;
         let r1 = (r0 + rows_per_chunk).min(outer);
-        chunk_columns(x, inner, r0, r1, c0, COL_BLOCK.min(inner - c0))
+        chunk_columns::<T, W>(x, inner, r0, r1, c0, COL_BLOCK.min(inner - c0))
     };
     let tasks = row_chunks * col_blocks;
     let parts: Vec<Vec<T::Acc>> = if outer * inner >= PARALLEL_GRAIN && tasks > 1 {
@@ -412,9 +458,9 @@ fn column_sums<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
 
 /// Sum of a contiguous `outer`×`inner` matrix over its rows (a reduction over leading
 /// dims, as bias gradients are): out[j] = Σ_i x[i, j], without transposing.
-pub fn sum_leading<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+pub fn sum_leading<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     if inner >= MIN_WIDTH || outer < 2 {
-        return column_sums(x, outer, inner)
+        return column_sums::<T, W>(x, outer, inner)
             .into_iter()
             .map(T::narrow)
             .collect();
@@ -423,11 +469,11 @@ pub fn sum_leading<T: SumElem>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     // the group's slots and the rows left over, each in row order.
     let group = MIN_WIDTH.div_ceil(inner).min(outer);
     let wide_rows = outer / group;
-    let wide = column_sums(&x[..wide_rows * group * inner], wide_rows, group * inner);
+    let wide = column_sums::<T, W>(&x[..wide_rows * group * inner], wide_rows, group * inner);
     (0..inner)
         .map(|j| {
             let slots = (0..group).map(|g| wide[g * inner + j]);
-            let rest = (wide_rows * group..outer).map(|i| x[i * inner + j].widen());
+            let rest = (wide_rows * group..outer).map(|i| W::term(x[i * inner + j]));
             T::narrow(slots.chain(rest).fold(T::Acc::zero(), |a, v| a + v))
         })
         .collect()
@@ -456,8 +502,12 @@ mod tests {
             4 * chunk,
             5 * chunk + LEAF + 7,
         ] {
-            let whole = fold_lanes(chunk_lanes(&x[..n]));
-            assert_eq!(sum_slice(&x[..n]).to_bits(), whole.to_bits(), "n = {n}");
+            let whole = fold_lanes(chunk_lanes::<_, Plain>(&x[..n]));
+            assert_eq!(
+                sum_slice::<_, Plain>(&x[..n]).to_bits(),
+                whole.to_bits(),
+                "n = {n}"
+            );
         }
     }
 
@@ -471,8 +521,8 @@ mod tests {
             2 * rows_per_chunk + 1,
             3 * rows_per_chunk + 5,
         ] {
-            let whole = chunk_columns(&x, inner, 0, outer, 0, inner);
-            let got = column_sums(&x[..outer * inner], outer, inner);
+            let whole = chunk_columns::<_, Plain>(&x, inner, 0, outer, 0, inner);
+            let got = column_sums::<_, Plain>(&x[..outer * inner], outer, inner);
             assert!(got
                 .iter()
                 .zip(&whole)
@@ -490,9 +540,9 @@ mod tests {
             (33, 40),
             (20, 1024),
         ] {
-            let got = sum_trailing(&x[..outer * inner], outer, inner);
+            let got = sum_trailing::<_, Plain>(&x[..outer * inner], outer, inner);
             for (i, s) in got.iter().enumerate() {
-                let alone = sum_slice(&x[i * inner..(i + 1) * inner]);
+                let alone = sum_slice::<_, Plain>(&x[i * inner..(i + 1) * inner]);
                 assert_eq!(s.to_bits(), alone.to_bits(), "{outer}x{inner}, row {i}");
             }
         }
@@ -505,9 +555,9 @@ mod tests {
             .into_iter()
             .map(|threads| {
                 crate::threads::set_num_threads(threads).unwrap();
-                let full = sum_slice(&x).to_bits();
-                let cols = sum_leading(&x[..3_000_000], 1000, 3000);
-                let narrow = sum_leading(&x[..3_000_000], 1_000_000, 3);
+                let full = sum_slice::<_, Plain>(&x).to_bits();
+                let cols = sum_leading::<_, Plain>(&x[..3_000_000], 1000, 3000);
+                let narrow = sum_leading::<_, Plain>(&x[..3_000_000], 1_000_000, 3);
                 let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect();
                 (full, bits(cols), bits(narrow))
             })
@@ -522,12 +572,12 @@ mod tests {
     fn sums_are_accurate() {
         let x = data(1 << 22);
         let exact: f64 = x.iter().map(|&v| v as f64).sum();
-        let got = sum_slice(&x) as f64;
+        let got = sum_slice::<_, Plain>(&x) as f64;
         assert!(
             (got - exact).abs() <= exact.abs() * 1e-6,
             "{got} vs {exact}"
         );
-        let narrow = sum_leading(&x, 1 << 20, 4);
+        let narrow = sum_leading::<_, Plain>(&x, 1 << 20, 4);
         for (j, &s) in narrow.iter().enumerate() {
             let exact: f64 = x.iter().skip(j).step_by(4).map(|&v| v as f64).sum();
             assert!((s as f64 - exact).abs() <= exact.abs() * 1e-6, "column {j}");
@@ -539,16 +589,22 @@ mod tests {
         // 2048 + 1 rounds back to 2048 in f16: a sum kept in f16 would never move.
         let mut x = vec![f16::from_f32(2048.0)];
         x.extend(std::iter::repeat_n(f16::ONE, 2048));
-        assert_eq!(sum_slice(&x).to_f32(), 4096.0);
+        assert_eq!(sum_slice::<_, Plain>(&x).to_f32(), 4096.0);
         // 2048 + 2046 = 4094 is a float16 (4095 is not).
-        assert_eq!(sum_leading(&x[..2047], 2047, 1)[0].to_f32(), 4094.0);
+        assert_eq!(
+            sum_leading::<_, Plain>(&x[..2047], 2047, 1)[0].to_f32(),
+            4094.0
+        );
     }
 
     #[test]
     fn empty_and_short() {
-        assert_eq!(sum_slice::<f64>(&[]), 0.0);
-        assert_eq!(sum_slice(&[1.5f64, 2.0]), 3.5);
-        assert_eq!(sum_leading::<f64>(&[], 0, 3), vec![0.0; 3]);
-        assert_eq!(sum_leading(&[1.0f64, 2.0, 3.0, 4.0], 2, 2), vec![4.0, 6.0]);
+        assert_eq!(sum_slice::<f64, Plain>(&[]), 0.0);
+        assert_eq!(sum_slice::<_, Plain>(&[1.5f64, 2.0]), 3.5);
+        assert_eq!(sum_leading::<f64, Plain>(&[], 0, 3), vec![0.0; 3]);
+        assert_eq!(
+            sum_leading::<_, Plain>(&[1.0f64, 2.0, 3.0, 4.0], 2, 2),
+            vec![4.0, 6.0]
+        );
     }
 }

@@ -14,9 +14,10 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{promote_types, DType, Scalar};
 use crate::error::{Error, Result};
+use crate::kernels::kinds::Reduce;
 use crate::ops::binary::{compare, compare_scalar, div, mul, pow_scalar, where_, Cmp};
 use crate::ops::extrema::amax_over;
-use crate::ops::reduce::{resolve_dims, restore_dims, sum_over, Extreme};
+use crate::ops::reduce::{resolve_dims, restore_dims, sum_over, Extreme, Sum};
 use crate::ops::rules::{batch_reduction, composite};
 use crate::ops::unary::{abs, conj, real, sgn, sqrt, to_dtype};
 use crate::ops::{
@@ -54,9 +55,20 @@ impl VectorNorm {
             Some(d) if d != x.dtype() => to_dtype(x, d)?,
             _ => x.clone(),
         };
-        let a = abs(&x)?;
         let (dims, keepdim) = (&self.dims[..], self.keepdim);
         let p = self.ord;
+        if p == 2.0 && !x.dtype().is_complex() {
+            // |x|^2 is x * x for real x, squared inside the sum's loops.
+            let squares = Sum {
+                dims: self.dims.clone(),
+                keepdim,
+                dtype: None,
+                full: false,
+                mean: false,
+            };
+            return sqrt(&squares.compute(&x, Reduce::SumOfSquares)?);
+        }
+        let a = abs(&x)?;
         if p == 0.0 {
             let nonzero = compare_scalar(&a, Scalar::Int(0), Cmp::Ne)?;
             sum_over(&to_dtype(&nonzero, a.dtype())?, dims, keepdim, false)

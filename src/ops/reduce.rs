@@ -45,13 +45,8 @@ pub(crate) fn sum_dtype(x: DType, requested: Option<DType>) -> DType {
     })
 }
 
-fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType) -> Result<Tensor> {
-    Ok(wrap(backend(x)?.reduce(
-        &x.data(),
-        dims,
-        Reduce::Sum,
-        dtype,
-    )?))
+fn sum_kernel(x: &Tensor, dims: &[usize], dtype: DType, kind: Reduce) -> Result<Tensor> {
+    Ok(wrap(backend(x)?.reduce(&x.data(), dims, kind, dtype)?))
 }
 
 /// sum / mean. `full` distinguishes torch's overloads (SumBackward0 vs SumBackward1).
@@ -63,6 +58,35 @@ pub struct Sum {
     pub full: bool,
     pub mean: bool,
 }
+impl Sum {
+    /// The sum (mean) of `kind`'s terms (`Reduce::Sum`, `NanSum` or `SumOfSquares`) of
+    /// `x`, without recording: the forward of this op, and of nansum and the 2-norm.
+    pub fn compute(&self, x: &Tensor, kind: Reduce) -> Result<Tensor> {
+        let dtype = if self.mean {
+            let d = self.dtype.unwrap_or(x.dtype());
+            if d.category() <= Category::Integral {
+                return Err(Error::runtime(format!(
+                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                    d.scalar_type_name()
+                )));
+            }
+            d
+        } else {
+            sum_dtype(x.dtype(), self.dtype)
+        };
+        let mut out = sum_kernel(x, &self.dims, dtype, kind)?;
+        if self.mean {
+            let count: usize = self.dims.iter().map(|&d| x.shape()[d]).product();
+            let _g = crate::autograd::grad_mode::NoGradGuard::new();
+            out = div_scalar(&out, Scalar::Int(count as i64))?;
+        }
+        if self.keepdim {
+            out = out.fresh_with_shape(&keepdim_shape(&x.shape(), &self.dims));
+        }
+        Ok(out)
+    }
+}
+
 impl Op for Sum {
     fn name(&self) -> &'static str {
         match (self.mean, self.full) {
@@ -84,29 +108,7 @@ impl Op for Sum {
         attrs
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        let x = &inputs[0];
-        let dtype = if self.mean {
-            let d = self.dtype.unwrap_or(x.dtype());
-            if d.category() <= Category::Integral {
-                return Err(Error::runtime(format!(
-                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-                    d.scalar_type_name()
-                )));
-            }
-            d
-        } else {
-            sum_dtype(x.dtype(), self.dtype)
-        };
-        let mut out = sum_kernel(x, &self.dims, dtype)?;
-        if self.mean {
-            let count: usize = self.dims.iter().map(|&d| x.shape()[d]).product();
-            let _g = crate::autograd::grad_mode::NoGradGuard::new();
-            out = div_scalar(&out, Scalar::Int(count as i64))?;
-        }
-        if self.keepdim {
-            out = out.fresh_with_shape(&keepdim_shape(&x.shape(), &self.dims));
-        }
-        Ok(smallvec![out])
+        Ok(smallvec![self.compute(&inputs[0], Reduce::Sum)?])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let shape = &ctx.inputs[0].shape;

@@ -4,17 +4,53 @@
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::kinds::Reduce;
-use crate::kernels::reduce::{reduce_columns, reduce_rows, reduced_shape, ColumnFold};
-use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing};
+use crate::kernels::reduce::{
+    in_memory_order, reduce_columns, reduce_rows, reduced_shape, ColumnFold,
+};
+use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing, NanAsZero, Plain, Square, Term};
+
+/// A sum's term for every element type a sum takes.
+trait SumTerms:
+    Term<u8>
+    + Term<i32>
+    + Term<i64>
+    + Term<f32>
+    + Term<f64>
+    + Term<half::f16>
+    + Term<half::bf16>
+    + Term<num_complex::Complex32>
+    + Term<num_complex::Complex64>
+{
+}
+impl<W> SumTerms for W where
+    W: Term<u8>
+        + Term<i32>
+        + Term<i64>
+        + Term<f32>
+        + Term<f64>
+        + Term<half::f16>
+        + Term<half::bf16>
+        + Term<num_complex::Complex32>
+        + Term<num_complex::Complex64>
+{
+}
 use crate::kernels::traits::{Arith, Real};
 use crate::kernels::vmath::logsumexp_row;
 use crate::kernels::{at_widest, cast_data, data_from};
 use crate::storage::Data;
 
 pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
+    if let Some((x, dims)) = in_memory_order(x, dims) {
+        return reduce(&x, &dims, op, dtype);
+    }
     let out_shape = reduced_shape(&x.layout().shape, dims);
     match op {
-        Reduce::Sum => sum(x, dims, dtype),
+        Reduce::Sum => sum::<Plain>(x, dims, dtype),
+        Reduce::NanSum => sum::<NanAsZero>(x, dims, dtype),
+        Reduce::SumOfSquares if dtype.is_complex() || dtype == DType::Bool => {
+            Err(crate::dtype::unsupported("sum_of_squares", dtype))
+        }
+        Reduce::SumOfSquares => sum::<Square>(x, dims, dtype),
         Reduce::Prod if dtype == DType::Bool => {
             let v = reduce_columns(x, dims, fold(|a: bool, v: bool, _| a & v))
                 .unwrap_or_else(|| reduce_rows::<bool, bool>(x, dims, |r| r.iter().all(|&b| b)));
@@ -64,12 +100,19 @@ fn logsumexp(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
     }
 }
 
-fn sum(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
+/// The sum over `dims` of each element's `W::term` (the element itself, or NaN as zero,
+/// or its square), in `dtype`.
+fn sum<W: SumTerms>(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
     let layout = x.layout();
     let out_shape = reduced_shape(&layout.shape, dims);
     if dtype == DType::Bool {
         let v = reduce_columns(x, dims, fold(|a: bool, v: bool, _| a | v))
             .unwrap_or_else(|| reduce_rows::<bool, bool>(x, dims, |r| r.iter().any(|&b| b)));
+        return Ok(data_from(v, &out_shape));
+    }
+    if x.dtype() == DType::Bool && dtype == DType::I64 {
+        // A count (count_nonzero, all, any): from the bools, without a cast copy.
+        let v = reduce_rows::<bool, i64>(x, dims, |r| r.iter().map(|&b| b as i64).sum());
         return Ok(data_from(v, &out_shape));
     }
     // Contiguous input reduced over its leading or its trailing dims: summed in place,
@@ -89,18 +132,22 @@ fn sum(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
             let data = unsafe { crate::kernels::contiguous_data::<T>(x) };
             let reduced = layout.numel() / kept.max(1);
             let sums = if leading && kept > 1 {
-                sum_leading(&data, reduced, kept)
+                sum_leading::<T, W>(&data, reduced, kept)
             } else {
-                sum_trailing(&data, kept, reduced)
+                sum_trailing::<T, W>(&data, kept, reduced)
             };
             return Ok(data_from(sums, &out_shape));
         }
-        Ok(data_from(reduce_rows::<T, T>(x, dims, sum_slice), &out_shape))
+        Ok(data_from(reduce_rows::<T, T>(x, dims, sum_slice::<T, W>), &out_shape))
     })
 }
 
 /// Max/min over `dims` with the position of the chosen element in each row.
 pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, Data)> {
+    // One dim only: a position over several dims is counted in x's own order.
+    if let Some((x, dims)) = in_memory_order(x, dims).filter(|_| dims.len() == 1) {
+        return reduce_with_index(&x, &dims, op);
+    }
     let shape = reduced_shape(&x.layout().shape, dims);
     Ok(crate::with_real!(x.dtype(), "max", T => {
         let columns = ColumnFold {
