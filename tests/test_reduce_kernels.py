@@ -214,7 +214,8 @@ def test_nansum_and_norm_match_numpy(shape, dim, how, dtype):
     x, want = _layout(a, how)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
     got = x.nansum() if dim is None else x.nansum(dim)
-    np.testing.assert_allclose(got.numpy(), np.nansum(want, axis=dim), rtol=rtol, atol=1e-5)
+    expect = np.nansum(want.astype(np.float64), axis=dim)  # f32 sums: within rounding
+    np.testing.assert_allclose(got.numpy(), expect, rtol=rtol, atol=1e-4 if rtol > 1e-6 else 0)
     clean = np.nan_to_num(want)
     x = torch.from_numpy(np.ascontiguousarray(clean))
     got = x.norm() if dim is None else x.norm(dim=dim)
