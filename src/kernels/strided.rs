@@ -124,8 +124,9 @@ fn chunk_len<S, T>(unit_steps: bool) -> usize {
             .max(1)
 }
 
-/// The block side of the transposed path.
+/// The block side of the transposed path, and the rows of one of its tasks.
 const TILE: usize = 16;
+const STRIP: usize = 4 * TILE;
 
 /// `src`'s elements written at the plan's destination offsets in `dst`, cast to `T`;
 /// over the team when large and `parallel`.
@@ -154,7 +155,9 @@ unsafe fn copy_plan<S: Element, T: Element>(
     };
     let nd = plan.shape.len();
     if plan.is_transpose() {
-        let strips = plan.shape[nd - 2].div_ceil(TILE);
+        // A task takes STRIP rows: its neighbours' rows are far enough that two cores
+        // do not fetch the same (or adjacent, prefetched in pairs) source lines.
+        let strips = plan.shape[nd - 2].div_ceil(STRIP);
         let tasks = n / (plan.shape[nd - 2] * plan.shape[nd - 1]) * strips;
         // SAFETY: (all tasks) as copy_tiles; the strips of rows are disjoint.
         run_tasks(tasks, &|t| unsafe {
@@ -300,8 +303,8 @@ unsafe fn memcpy<T>(from: *const T, to: *mut T, len: usize) {
     }
 }
 
-/// Strip `strip` (TILE rows) of matrix `mat` of a transposed plan, in TILE x TILE
-/// blocks: a block's columns read into a local buffer, then written out row by row.
+/// Strip `strip` (STRIP rows) of matrix `mat` of a transposed plan, in TILE x TILE
+/// blocks.
 ///
 /// # Safety
 /// As `copy_runs`, for the elements of that strip.
@@ -316,38 +319,59 @@ unsafe fn copy_tiles<S: Element, T: Element>(
     let (rows, cols) = (plan.shape[nd - 2], plan.shape[nd - 1]);
     let (dr, sc) = (plan.dst[nd - 2], plan.src[nd - 1]);
     let (d0, s0) = plan.offsets_of(mat, nd - 2);
-    let r0 = strip * TILE;
-    let rr = TILE.min(rows - r0);
+    let end = rows.min(strip * STRIP + STRIP);
+    for r0 in (strip * STRIP..end).step_by(TILE) {
+        let rr = TILE.min(rows - r0);
+        for c0 in (0..cols).step_by(TILE) {
+            let cc = TILE.min(cols - c0);
+            // The block's first source element and its first destination element.
+            let s = s0 + c0 as isize * sc + r0 as isize;
+            let d = d0 + r0 as isize * dr + c0 as isize;
+            // Full blocks with constant bounds, so that the loops unroll and vectorize.
+            if rr == TILE && cc == TILE {
+                copy_block(src, out.0, s, sc, d, dr, TILE, TILE);
+            } else {
+                copy_block(src, out.0, s, sc, d, dr, rr, cc);
+            }
+        }
+    }
+}
+
+/// One block of `rr` destination rows by `cc` columns: source columns (stepping 1
+/// down a column, `sc` between columns) read into a local buffer, then written out row
+/// by row (`dr` between rows).
+///
+/// # Safety
+/// As `copy_tiles`, for the elements of that block.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_block<S: Element, T: Element>(
+    src: &Access<'_, S>,
+    dst: *mut T,
+    s: isize,
+    sc: isize,
+    d: isize,
+    dr: isize,
+    rr: usize,
+    cc: usize,
+) {
     let mut buf = [[MaybeUninit::<T>::uninit(); TILE]; TILE];
-    for c0 in (0..cols).step_by(TILE) {
-        let cc = TILE.min(cols - c0);
-        // Source column c0 + c from row r0 is contiguous (source row step 1).
-        let column = |c: usize| s0 + (c0 + c) as isize * sc + r0 as isize;
-        let row = |r: usize| out.0.offset(d0 + (r0 + r) as isize * dr + c0 as isize);
-        let mut block = |rr: usize, cc: usize| {
-            for (c, b) in buf.iter_mut().enumerate().take(cc) {
-                match src.run(column(c) as usize, rr) {
-                    Some(from) => b.iter_mut().zip(from).for_each(|(o, &x)| {
-                        o.write(convert::<S, T>(x));
-                    }),
-                    None => b.iter_mut().take(rr).enumerate().for_each(|(r, o)| {
-                        o.write(convert::<S, T>(src.read(column(c) as usize + r)));
-                    }),
-                }
-            }
-            for r in 0..rr {
-                let to = row(r);
-                for (c, b) in buf.iter().enumerate().take(cc) {
-                    // SAFETY: the loop above wrote b[r] for every r < rr and c < cc.
-                    to.add(c).write(b[r].assume_init());
-                }
-            }
-        };
-        // Full blocks with constant bounds, so that the loops unroll and vectorize.
-        if rr == TILE && cc == TILE {
-            block(TILE, TILE);
-        } else {
-            block(rr, cc);
+    for (c, b) in buf.iter_mut().enumerate().take(cc) {
+        let column = (s + c as isize * sc) as usize;
+        match src.run(column, rr) {
+            Some(from) => b.iter_mut().zip(from).for_each(|(o, &x)| {
+                o.write(convert::<S, T>(x));
+            }),
+            None => b.iter_mut().take(rr).enumerate().for_each(|(r, o)| {
+                o.write(convert::<S, T>(src.read(column + r)));
+            }),
+        }
+    }
+    for r in 0..rr {
+        let to = dst.offset(d + r as isize * dr);
+        for (c, b) in buf.iter().enumerate().take(cc) {
+            // SAFETY: the loop above wrote b[r] for every r < rr and c < cc.
+            to.add(c).write(b[r].assume_init());
         }
     }
 }
