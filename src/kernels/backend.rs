@@ -184,6 +184,21 @@ pub trait Backend: Send + Sync {
     /// row-major through `to` (the adjoint of a view; see ops::view::Restride).
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data>;
 
+    /// `x` with the order along each of `dims` reversed, as a fresh contiguous tensor.
+    fn flip(&self, x: &Data, dims: &[usize]) -> Result<Data>;
+
+    /// `parts` joined along `dim` into a fresh contiguous `shape` of `dtype` (each part
+    /// cast; their sizes along `dim` add up to shape's).
+    fn cat(&self, parts: &[Data], dim: usize, shape: &[usize], dtype: DType) -> Result<Data>;
+
+    /// Zeros of `shape` in x's dtype with x's elements (row-major) at the offsets of
+    /// `into`, a layout of x's shape over that tensor (diag_embed).
+    fn embed(&self, x: &Data, into: &Layout, shape: &[usize]) -> Result<Data>;
+
+    /// `x` with the elements above its `diagonal`-th diagonal of the last two dims
+    /// (`upper`: below it) zeroed (tril / triu).
+    fn triangle(&self, x: &Data, diagonal: i64, upper: bool) -> Result<Data>;
+
     /// `src`, broadcast to `dst`'s shape and cast to its dtype, written into `dst`.
     fn copy_into(&self, dst: &Data, src: &Data) -> Result<()>;
 

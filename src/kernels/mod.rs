@@ -16,13 +16,14 @@ pub mod matmul;
 pub mod random;
 pub mod reduce;
 pub mod special;
+pub mod strided;
 pub mod sum;
 pub mod traits;
 pub mod vmath;
 
 use std::borrow::Cow;
 
-use crate::dtype::{cast, DType, Element};
+use crate::dtype::{DType, Element};
 use crate::layout::Layout;
 use crate::shape::Dims;
 use crate::storage::{Access, Data, Storage};
@@ -173,107 +174,9 @@ pub fn gather_data<T: Element>(data: &Data) -> Vec<T> {
     crate::with_dtype!(data.dtype(), S => gather_cast::<S, T>(&access::<S>(data)))
 }
 
-/// Row-major gather of `src`'s layout, casting each element.
+/// Row-major gather of `src`'s layout, casting each element (see Note: strided copies).
 pub fn gather_cast<S: Element, T: Element>(src: &Access<'_, S>) -> Vec<T> {
-    let layout = src.layout();
-    let n = layout.numel();
-    let mut out = Vec::with_capacity(n);
-    if n == 0 {
-        return out;
-    }
-    // SAFETY (all reads below): offsets come from the layout's own runs, the slices live
-    // only inside this function, and nothing is written to storage here.
-    if layout.is_contiguous() {
-        match unsafe { src.run(layout.offset, n) } {
-            Some(s) if S::DTYPE == T::DTYPE => {
-                // SAFETY: S and T are the same type (same dtype), so this is a no-op cast.
-                let s = unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) };
-                copy_to_uninit(s, &mut out.spare_capacity_mut()[..n]);
-                // SAFETY: the copy wrote all n elements.
-                unsafe { out.set_len(n) };
-            }
-            Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
-            None => unsafe { extend_cast_run(&mut out, src, layout.offset, n) },
-        }
-        return out;
-    }
-    if let Some(out) = gather_transposed(src) {
-        return out;
-    }
-    for_each_inner_run(layout, |start, stride, len| {
-        // A slice only over a stride-1 run: exactly the elements the layout covers.
-        match (stride == 1)
-            .then(|| unsafe { src.run(start, len) })
-            .flatten()
-        {
-            Some(s) => out.extend(s.iter().map(|&x| cast::<S, T>(x))),
-            None if stride == 1 => unsafe { extend_cast_run(&mut out, src, start, len) },
-            None => {
-                out.extend((0..len).map(|i| cast::<S, T>(unsafe { src.read(start + i * stride) })))
-            }
-        }
-    });
-    out
-}
-
-/// Append the stride-1 run `start..start + len` of an unsliceable (bool) source, cast:
-/// from its bytes, normalized arithmetically (a branch per random bool costs ~4 ns).
-///
-/// # Safety
-/// The run lies inside `src`'s layout and nothing writes it meanwhile (as `Access::run`).
-unsafe fn extend_cast_run<S: Element, T: Element>(
-    out: &mut Vec<T>,
-    src: &Access<'_, S>,
-    start: usize,
-    len: usize,
-) {
-    match src.bool_bytes(start, len) {
-        Some(bytes) => out.extend(bytes.iter().map(|&b| cast::<u8, T>((b != 0) as u8))),
-        None => out.extend((0..len).map(|i| cast::<S, T>(src.read(start + i)))),
-    }
-}
-
-/// `dst` = `src` (equal lengths) by memcpy, split over the team in fixed chunks when
-/// large: one thread's copy does not reach the memory bandwidth of two.
-pub fn copy_to_uninit<T: Element>(src: &[T], dst: &mut [std::mem::MaybeUninit<T>]) {
-    const CHUNK_BYTES: usize = 1 << 18;
-    if src.len() >= PARALLEL_GRAIN && crate::threads::num_threads() > 1 {
-        let chunk = (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1);
-        par_chunks_mut(dst, chunk, |i, d| {
-            d.write_copy_of_slice(&src[i * chunk..i * chunk + d.len()]);
-        });
-    } else {
-        dst.write_copy_of_slice(src);
-    }
-}
-
-/// A transposed matrix (coalesced shape [R, C] with strides [1, s]): copied in square
-/// tiles so both the reads and the writes stay in cache. None for other layouts.
-fn gather_transposed<S: Element, T: Element>(src: &Access<'_, S>) -> Option<Vec<T>> {
-    let layout = src.layout();
-    let (shape, strides) = coalesce(&layout.shape, &[&layout.strides]);
-    if shape.len() != 2 || strides[0][0] != 1 || strides[0][1] == 1 || shape[0] * shape[1] < 4096 {
-        return None;
-    }
-    const TILE: usize = 32;
-    let (rows, cols, cs) = (shape[0], shape[1], strides[0][1]);
-    let n = rows * cols;
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    let dst = out.spare_capacity_mut();
-    for r0 in (0..rows).step_by(TILE) {
-        for c0 in (0..cols).step_by(TILE) {
-            for c in c0..(c0 + TILE).min(cols) {
-                let col = layout.offset + c * cs;
-                for r in r0..(r0 + TILE).min(rows) {
-                    // SAFETY: (r, c) is an element of the layout: offset + r*1 + c*cs.
-                    dst[r * cols + c].write(cast::<S, T>(unsafe { src.read(col + r) }));
-                }
-            }
-        }
-    }
-    // SAFETY: the tiles cover every (r, c) exactly once, so all n elements are written.
-    unsafe { out.set_len(n) };
-    Some(out)
+    strided::gather(src, &[])
 }
 
 /// Calls `f(start_offset, inner_stride, inner_len)` for each row of the innermost dim,
@@ -311,11 +214,28 @@ pub fn for_each_inner_run(layout: &Layout, mut f: impl FnMut(usize, usize, usize
 /// Merge adjacent dims that every operand walks contiguously, so kernels see long inner
 /// runs. Size-1 dims are dropped. Small vectors: this runs once per kernel call.
 pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Dims, SmallVec<[Dims; 3]>) {
+    coalesce_with(shape, strides, 1, |s, n| s.checked_mul(n))
+}
+
+/// `coalesce` over strides of any integer type (signed ones walk a dim backwards):
+/// dim d merges into the one before it when, for every operand, that one's stride is
+/// `times(stride of d, size of d)` (None: an overflow, never merged); `one` is the
+/// stride of the single dim left when every dim has size 1.
+pub fn coalesce_with<I: Copy + PartialEq>(
+    shape: &[usize],
+    strides: &[&[I]],
+    one: I,
+    times: impl Fn(I, usize) -> Option<I>,
+) -> (Dims, SmallVec<[SmallVec<[I; 6]>; 3]>) {
     if shape.contains(&0) {
-        return (smallvec![0], strides.iter().map(|_| smallvec![1]).collect());
+        return (
+            smallvec![0],
+            strides.iter().map(|_| smallvec![one]).collect(),
+        );
     }
     let mut out_shape = Dims::new();
-    let mut out_strides: SmallVec<[Dims; 3]> = strides.iter().map(|_| Dims::new()).collect();
+    let mut out_strides: SmallVec<[SmallVec<[I; 6]>; 3]> =
+        strides.iter().map(|_| SmallVec::new()).collect();
     for (d, &n) in shape.iter().enumerate() {
         if n == 1 {
             continue;
@@ -323,7 +243,7 @@ pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Dims, SmallVec<[Dims;
         let mergeable = !out_shape.is_empty()
             && strides.iter().zip(&out_strides).all(|(s, out)| {
                 let prev = *out.last().expect("nonempty");
-                prev == s[d] * n
+                times(s[d], n) == Some(prev)
             });
         if mergeable {
             let last = out_shape.len() - 1;
@@ -341,7 +261,7 @@ pub fn coalesce(shape: &[usize], strides: &[&[usize]]) -> (Dims, SmallVec<[Dims;
     if out_shape.is_empty() {
         out_shape.push(1);
         for s in out_strides.iter_mut() {
-            s.push(1);
+            s.push(one);
         }
     }
     (out_shape, out_strides)

@@ -72,10 +72,11 @@ impl Op for DiagEmbed {
         let x = &inputs[0];
         let shape = self.out_shape(&x.shape());
         let (diag, full) = diagonal_of(&shape, self.offset, self.dim1, self.dim2)?;
-        Ok(smallvec![wrap(backend(x)?.restride(
+        // Zeros with x written along the diagonal: one strided copy.
+        Ok(smallvec![wrap(backend(x)?.embed(
             &x.data(),
             &diag,
-            &full
+            &full.shape
         )?)])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {

@@ -5,11 +5,13 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::result_type;
 use crate::error::{Error, Result};
+use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{batch_size, composite, front_or_expand};
 use crate::ops::view::{select, unsqueeze};
 use crate::ops::{apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, Tangents, VjpCtx};
 use crate::shape::{wrap_dim, Dims};
-use crate::tensor::{CreationMeta, Tensor};
+use crate::storage::Data;
+use crate::tensor::Tensor;
 
 /// torch skips 1-d empty tensors in `cat` whatever the other shapes (legacy behaviour).
 fn skipped(t: &Tensor) -> bool {
@@ -86,18 +88,15 @@ impl Op for Cat {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let shape = cat_shape(inputs, self.dim)?;
         let dtypes: SmallVec<[_; 4]> = inputs.iter().map(|t| (t.dtype(), false)).collect();
-        let out = Tensor::zeros(&shape, result_type(&dtypes, &[]))?;
-        let mut start = 0;
-        for t in inputs.iter().filter(|t| !skipped(t)) {
-            let n = t.shape()[self.dim];
-            let layout = out
-                .layout()
-                .narrow(self.dim as i64, start as i64, n as i64)?;
-            let part = out.make_view(layout, CreationMeta::Default)?;
-            crate::ops::device::write_into(&part, t)?;
-            start += n;
-        }
-        Ok(smallvec![out])
+        let parts: Vec<Data> = inputs
+            .iter()
+            .filter(|t| !skipped(t))
+            .map(|t| t.data().clone())
+            .collect();
+        // One strided copy per part into its slice of the output (Note: strided copies).
+        let be = backend(&inputs[0])?;
+        let out = be.cat(&parts, self.dim, &shape, result_type(&dtypes, &[]))?;
+        Ok(smallvec![wrap(out)])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         let g = ctx.grad(0)?;

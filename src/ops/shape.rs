@@ -2,9 +2,8 @@
 
 use smallvec::{smallvec, SmallVec};
 
-use crate::dtype::{DType, Scalar};
+use crate::dtype::Scalar;
 use crate::error::{Error, Result};
-use crate::ops::creation::arange;
 use crate::ops::device::{backend, wrap};
 use crate::ops::rules::{batch_reduction, linear_jvp};
 use crate::ops::view::{expand, reshape};
@@ -31,32 +30,11 @@ impl Op for Flip {
             SavedAttr::Ints(self.dims.iter().map(|&d| d as i64).collect()),
         )]
     }
+    /// One strided copy with the flipped dims walked backwards (see Note: strided
+    /// copies); with no dims, a plain copy.
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let be = backend(x)?;
-        let shape = x.shape();
-        let mut out = x.data().clone();
-        for &d in &self.dims {
-            let n = shape[d] as i64;
-            // The positions n-1, ..., 0 along `d`, broadcast over the other dims.
-            let positions = {
-                let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
-                let r = arange(
-                    Scalar::Int(n - 1),
-                    Scalar::Int(-1),
-                    Scalar::Int(-1),
-                    Some(DType::I64),
-                )?;
-                let mut line: SmallVec<[usize; 6]> = smallvec![1; shape.len()];
-                line[d] = shape[d];
-                expand(&reshape(&r, &line)?, &shape)?
-            };
-            out = be.gather(&out, d, &positions.data())?;
-        }
-        if self.dims.is_empty() {
-            out = be.cast(&out, x.dtype())?;
-        }
-        Ok(smallvec![wrap(out)])
+        Ok(smallvec![wrap(backend(x)?.flip(&x.data(), &self.dims)?)])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(apply1(self.clone(), &[ctx.grad(0)?])?)])
@@ -147,36 +125,6 @@ pub struct Triangle {
     pub upper: bool,
 }
 
-impl Triangle {
-    /// Where (row, col) of the last two dims is kept: col - row <= diagonal for tril.
-    fn mask(&self, shape: &[usize]) -> Result<Tensor> {
-        let _no_grad = crate::autograd::grad_mode::NoGradGuard::new();
-        let n = shape.len();
-        let (rows, cols) = (shape[n - 2] as i64, shape[n - 1] as i64);
-        let range = |len| {
-            arange(
-                Scalar::Int(0),
-                Scalar::Int(len),
-                Scalar::Int(1),
-                Some(DType::I64),
-            )
-        };
-        let row = reshape(&range(rows)?, &[rows as usize, 1])?;
-        let col = reshape(&range(cols)?, &[1, cols as usize])?;
-        let offset = crate::ops::binary::sub(&col, &row, Scalar::Int(1))?;
-        let cmp = if self.upper {
-            crate::ops::binary::Cmp::Ge
-        } else {
-            crate::ops::binary::Cmp::Le
-        };
-        crate::ops::binary::compare_scalar(&offset, Scalar::Int(self.diagonal), cmp)
-    }
-    fn apply_mask(&self, v: &Tensor) -> Result<Tensor> {
-        let zero = Tensor::scalar(Scalar::Int(0), v.dtype());
-        crate::ops::binary::where_(&self.mask(&v.shape())?, v, &zero)
-    }
-}
-
 impl Op for Triangle {
     fn name(&self) -> &'static str {
         if self.upper {
@@ -188,16 +136,15 @@ impl Op for Triangle {
     fn saved_attrs(&self) -> Vec<(&'static str, SavedAttr)> {
         vec![("diagonal", SavedAttr::Scalar(Scalar::Int(self.diagonal)))]
     }
+    /// One pass: each row copies its kept columns and zeroes the others.
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
-        let out = crate::ops::rules::composite(inputs, |p| self.apply_mask(&p[0]))?;
-        // `where` promotes a bool input with the zero; the result keeps x's dtype.
-        let out = if out.dtype() == x.dtype() {
-            out
-        } else {
-            crate::ops::unary::to_dtype(&out, x.dtype())?
-        };
-        Ok(smallvec![out])
+        let be = backend(x)?;
+        Ok(smallvec![wrap(be.triangle(
+            &x.data(),
+            self.diagonal,
+            self.upper
+        )?)])
     }
     fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
         Ok(smallvec![Some(apply1(*self, &[ctx.grad(0)?])?)])

@@ -24,7 +24,7 @@ use crate::kernels::kinds::{
 };
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::random::RngHandle;
-use crate::kernels::{cast_data, data_from};
+use crate::kernels::{cast_data, data_from, strided};
 use crate::layout::Layout;
 use crate::storage::Data;
 
@@ -189,6 +189,23 @@ impl Backend for Cpu {
     fn restride(&self, x: &Data, from: &Layout, to: &Layout) -> Result<Data> {
         Ok(crate::with_arith!(x.dtype(), "as_strided_scatter", T =>
             data_from(crate::kernels::index::restride::<T>(x, from, to)?, &to.shape)))
+    }
+    fn flip(&self, x: &Data, dims: &[usize]) -> Result<Data> {
+        crate::storage::ensure_allocatable(x.layout().numel(), x.dtype().itemsize())?;
+        Ok(crate::with_dtype!(x.dtype(), T => data_from(
+            strided::gather::<T, T>(&crate::kernels::access::<T>(x), dims), &x.layout().shape)))
+    }
+    fn cat(&self, parts: &[Data], dim: usize, shape: &[usize], dtype: DType) -> Result<Data> {
+        Ok(crate::with_dtype!(dtype, T => data_from(strided::cat::<T>(parts, dim, shape)?, shape)))
+    }
+    fn embed(&self, x: &Data, into: &Layout, shape: &[usize]) -> Result<Data> {
+        Ok(
+            crate::with_dtype!(x.dtype(), T => data_from(strided::embed::<T>(x, into, shape)?, shape)),
+        )
+    }
+    fn triangle(&self, x: &Data, diagonal: i64, upper: bool) -> Result<Data> {
+        Ok(crate::with_dtype!(x.dtype(), T => data_from(
+            strided::triangle::<T>(x, diagonal, upper), &x.layout().shape)))
     }
     fn copy_into(&self, dst: &Data, src: &Data) -> Result<()> {
         crate::kernels::copy::write_into(dst, src)
