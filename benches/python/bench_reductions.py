@@ -2,9 +2,10 @@
 process (alternating blocks of calls; median ms per call and the ratio ferrograd / torch, below 1:
 ferrograd is faster). Inputs are float32; forward only, plus one case with backward.
 
-Cases: amax / prod / logsumexp / var over the rows of 1024x1024, softmax and
-log_softmax along the last dim of 1024x1024, cumsum of 1024x1024 along each dim,
-gather / scatter_add / index_select on 1024x1024, and softmax forward + backward.
+Cases: amax / prod / logsumexp / var over the rows of 1024x1024, sum over the rows (of
+x and of x.t()), amax over the columns, norm and nansum of all, softmax and log_softmax
+along the last dim of 1024x1024 (softmax along the first too), cumsum of 1024x1024 along
+each dim, gather / scatter_add / index_select on 1024x1024, and softmax forward + backward.
 """
 
 import sys
@@ -61,9 +62,15 @@ def softmax_backward_case(lib):
 CASES = [
     ("amax(dim=1), 1024^2", reduction(lambda lib, x: x.amax(1)), 50),
     ("prod(dim=1), 1024^2", reduction(lambda lib, x: x.prod(1)), 50),
+    ("sum(dim=1), 1024^2", reduction(lambda lib, x: x.sum(1)), 50),
+    ("sum(dim=1) of x.t(), 1024^2", reduction(lambda lib, x: x.t().sum(1)), 50),
+    ("amax(dim=0), 1024^2", reduction(lambda lib, x: x.amax(0)), 50),
+    ("norm(), 1024^2", reduction(lambda lib, x: x.norm()), 50),
+    ("nansum(), 1024^2", reduction(lambda lib, x: x.nansum()), 50),
     ("logsumexp(dim=1), 1024^2", reduction(lambda lib, x: x.logsumexp(1)), 50),
     ("var(dim=1), 1024^2", reduction(lambda lib, x: x.var(1)), 50),
     ("softmax(dim=-1), 1024^2", reduction(lambda lib, x: x.softmax(-1)), 50),
+    ("softmax(dim=0), 1024^2", reduction(lambda lib, x: x.softmax(0)), 30),
     ("log_softmax(dim=-1), 1024^2", reduction(lambda lib, x: x.log_softmax(-1)), 50),
     ("cumsum(dim=0), 1024^2", reduction(lambda lib, x: x.cumsum(0)), 50),
     ("cumsum(dim=1), 1024^2", reduction(lambda lib, x: x.cumsum(1)), 50),

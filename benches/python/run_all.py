@@ -22,6 +22,7 @@ SCRIPTS = (
     "bench_profiler.py",
     "bench_reductions.py",
     "bench_sort_index.py",
+    "bench_layout.py",
     "bench_linalg.py",
 )
 
