@@ -398,21 +398,62 @@ fn par_tiles<const N: usize, U: Send>(
     } else {
         inner.min(TILE_ELEMS)
     };
+    // Each operand's offset of output row `row`.
+    let row_start = |mut row: usize| -> [usize; N] {
+        let mut offs: [usize; N] = std::array::from_fn(|k| layouts[k].offset);
+        for dim in (0..nd - 1).rev() {
+            let i = row % outer_shape[dim];
+            row /= outer_shape[dim];
+            for k in 0..N {
+                offs[k] += i * cstrides[k][dim];
+            }
+        }
+        offs
+    };
+    if inner > RUN_CHUNK {
+        // Long rows (a whole contiguous tensor is one row): tasks are flat runs of
+        // RUN_CHUNK elements, each within one or two rows, walked one row piece at a time.
+        let task = |t: usize, d: &mut [MaybeUninit<U>]| {
+            let (mut flat, mut done) = (t * RUN_CHUNK, 0);
+            while done < d.len() {
+                let (row, col) = (flat / inner, flat % inner);
+                let width = (inner - col).min(d.len() - done).min(tile);
+                let start = row_start(row);
+                let at = [std::array::from_fn::<usize, N, _>(|k| {
+                    start[k] + col * strides[k]
+                })];
+                let t = Tile {
+                    rows: &at,
+                    strides,
+                    row_strides,
+                    width,
+                    base: done,
+                    pitch: 0,
+                };
+                run(&t, d);
+                done += width;
+                flat += width;
+            }
+        };
+        if dst.len() >= PARALLEL_GRAIN {
+            crate::kernels::par_chunks_mut(dst, RUN_CHUNK, task);
+        } else {
+            task(0, dst);
+        }
+        return;
+    }
     let rows_per_task = (RUN_CHUNK / inner).max(1);
     let task = |t: usize, d: &mut [MaybeUninit<U>]| {
         let first = t * rows_per_task;
         let rows = d.len() / inner;
         // Row offsets by an odometer from the task's first row.
         let mut idx: SmallVec<[usize; 6]> = SmallVec::from_elem(0, nd - 1);
-        let mut offs: [usize; N] = std::array::from_fn(|k| layouts[k].offset);
         let mut rest = first;
         for dim in (0..nd - 1).rev() {
             idx[dim] = rest % outer_shape[dim];
             rest /= outer_shape[dim];
-            for k in 0..N {
-                offs[k] += idx[dim] * cstrides[k][dim];
-            }
         }
+        let mut offs = row_start(first);
         let mut starts: Vec<[usize; N]> = Vec::with_capacity(rows);
         for _ in 0..rows {
             starts.push(offs);
