@@ -87,6 +87,7 @@ PI_4 = mp.pi / 4 * mp.mpf("1.0001")
 TANH_SMALL = mp.mpf("0.55")
 S_MAX = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1) * mp.mpf("1.0001")
 ERF_SPLIT = mp.mpf("0.875")
+TAN_PI_8 = mp.tan(mp.pi / 8) * mp.mpf("1.0001")
 
 
 def exp_fit(name, prec, n):
@@ -166,6 +167,11 @@ def tanh_fit(name, prec, n):
     odd_fit(name, prec, n, mp.tanh, TANH_SMALL)
 
 
+def atan_fit(name, prec, n):
+    """atan(u) = u + u^3 A(u^2) on |u| <= tan(pi/8) (atan2's reduced argument)."""
+    odd_fit(name, prec, n, mp.atan, TAN_PI_8)
+
+
 def erf_fit(name, prec, n):
     """erf(x) = x + x P(x^2) on |x| <= 0.875; g = P(z), error relative to erf(x). The
     leading 1 is exact, so P(0) = 2/sqrt(pi) - 1 keeps the first term's rounding small."""
@@ -212,6 +218,8 @@ FITS = {
     "COS_C64": (cos_fit, 53, 6, ()),
     "COS_C32": (cos_fit, 24, 3, ()),
     "TANH_T32": (tanh_fit, 24, 5, ()),
+    "ATAN_A64": (atan_fit, 53, 11, ()),
+    "ATAN_A32": (atan_fit, 24, 5, ()),
     "SMALL64": (erf_fit, 53, 11, ()),
     "SMALL32": (erf_fit, 24, 6, ()),
     # erf rounds to 1 above 5.921 (f64) and 3.92 (f32).

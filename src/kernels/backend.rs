@@ -12,7 +12,7 @@ use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::{
     Binary, BinaryMath, Bitwise, Compare, Decomp, Extremum, Groups, Random, Reduce, Scan,
-    ScatterReduce, SortKind, Unary,
+    ScatterReduce, SortKind, Ternary, Unary,
 };
 use crate::kernels::matmul::MatRef;
 use crate::layout::Layout;
@@ -54,6 +54,10 @@ pub trait Backend: Send + Sync {
 
     /// `a op b` bitwise with broadcasting, in the integral or bool `dtype`.
     fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data>;
+
+    /// A fused pointwise op of `inputs` (three, or two for `Ternary::LerpScalar`) with
+    /// broadcasting, all cast to `dtype` first.
+    fn ternary(&self, inputs: &[&Data], op: Ternary, dtype: DType) -> Result<Data>;
 
     /// `where(cond, a, b)` with broadcasting, in `dtype` (cond is bool or uint8).
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data>;

@@ -2,7 +2,7 @@
 //! Kinds are plain values (no element type, no closure), so every backend can match on
 //! them and compile its own code per kind and dtype.
 
-use crate::dtype::DType;
+use crate::dtype::{DType, Scalar};
 use crate::error::Error;
 
 /// The transcendental functions with vector kernels (the table in vmath/mod.rs).
@@ -180,6 +180,32 @@ impl Binary {
             Binary::Mul => "mul",
             Binary::Div => "div",
             Binary::Pow => "pow",
+        }
+    }
+}
+
+/// Fused pointwise ops of three operands (two and a scalar for `LerpScalar`), in one
+/// pass with torch's CPU formulas and rounding (ops::ternary).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Ternary {
+    /// lerp(start, end, weight) with a number as the weight: operands (start, end).
+    LerpScalar(Scalar),
+    /// lerp(start, end, weight) with a tensor weight: operands (start, end, weight).
+    Lerp,
+    /// self + value * tensor1 * tensor2: operands (self, tensor1, tensor2).
+    Addcmul(Scalar),
+    /// self + value * tensor1 / tensor2.
+    Addcdiv(Scalar),
+}
+
+impl Ternary {
+    /// torch's kernel name, in "not implemented for" errors.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Ternary::LerpScalar(_) => "lerp_kernel_scalar",
+            Ternary::Lerp => "lerp_kernel_tensor",
+            Ternary::Addcmul(_) => "addcmul_cpu_out",
+            Ternary::Addcdiv(_) => "addcdiv_cpu_out",
         }
     }
 }

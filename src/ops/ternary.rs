@@ -1,14 +1,17 @@
 //! Ternary pointwise ops: `lerp` (scalar weight: LerpBackward0, tensor weight:
 //! LerpBackward1), `addcmul` and `addcdiv`, broadcasting all three operands, and their
-//! in-place forms. Forwards are composites of the binary ops (run without recording).
+//! in-place forms. Forwards are one fused kernel each (kinds::Ternary), with torch's
+//! formulas and rounding.
 
 use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{result_type, Category, DType, Scalar};
 use crate::error::{Error, Result};
-use crate::ops::binary::{add, div, div_scalar, mul, mul_scalar, sub, sub_scalar_rev};
+use crate::kernels::kinds::Ternary;
+use crate::ops::binary::{div, div_scalar, mul_scalar, sub, sub_scalar_rev};
+use crate::ops::device::{backend, wrap};
 use crate::ops::inplace::apply_inplace;
-use crate::ops::rules::{batch_broadcast, composite, elementwise_jvp, Partial};
+use crate::ops::rules::{batch_broadcast, elementwise_jvp, Partial};
 use crate::ops::unary::neg;
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
@@ -84,6 +87,16 @@ fn broadcast_in_order(inputs: &[Tensor]) -> Result<()> {
     Ok(())
 }
 
+/// The forward of lerp and addcmul / addcdiv: one fused kernel over the operands (on
+/// the first one's device), computed in `dtype`.
+fn fused(inputs: &[Tensor], kind: Ternary, dtype: DType) -> Result<Outputs> {
+    let data: SmallVec<[_; 3]> = inputs.iter().map(Tensor::data).collect();
+    let refs: SmallVec<[&crate::storage::Data; 3]> = data.iter().map(|d| &**d).collect();
+    Ok(smallvec![wrap(
+        backend(&inputs[0])?.ternary(&refs, kind, dtype)?
+    )])
+}
+
 impl Lerp {
     /// torch's checks: `end` (and a weight with dims) in start's dtype, a floating or
     /// complex dtype.
@@ -124,14 +137,11 @@ impl Op for Lerp {
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         self.check(inputs)?;
         broadcast_in_order(inputs)?;
-        composite(inputs, |p| {
-            let step = sub(&p[1], &p[0], Scalar::Int(1))?;
-            let moved = match self.weight {
-                Some(w) => mul_scalar(&step, w)?,
-                None => mul(&p[2], &step)?,
-            };
-            Ok(smallvec![add(&p[0], &moved)?])
-        })
+        let kind = match self.weight {
+            Some(w) => Ternary::LerpScalar(w),
+            None => Ternary::Lerp,
+        };
+        fused(inputs, kind, inputs[0].dtype())
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         match self.weight {
@@ -233,12 +243,16 @@ impl Addc {
             "addcmul"
         }
     }
+    /// The result dtype: the operands' promotion (dims-0 tensors as torch weighs them).
+    fn dtype(&self, inputs: &[Tensor]) -> DType {
+        let operands: SmallVec<[(DType, bool); 3]> =
+            inputs.iter().map(|t| (t.dtype(), t.dim() == 0)).collect();
+        result_type(&operands, &[])
+    }
     /// `value` as the op computes with it: integer results take its integer part, as
     /// torch converts the scalar to the result dtype.
     fn value_for(&self, inputs: &[Tensor]) -> Scalar {
-        let operands: SmallVec<[(DType, bool); 3]> =
-            inputs.iter().map(|t| (t.dtype(), t.dim() == 0)).collect();
-        let integral = result_type(&operands, &[]).category() <= Category::Integral;
+        let integral = self.dtype(inputs).category() <= Category::Integral;
         match self.value {
             Scalar::Float(f) if integral => Scalar::Int(f as i64),
             v => v,
@@ -286,19 +300,11 @@ impl Op for Addc {
         self.check(inputs)?;
         broadcast_in_order(inputs)?;
         let value = self.value_for(inputs);
-        composite(inputs, |p| {
-            let combined = if self.divide {
-                div(&p[1], &p[2])?
-            } else {
-                mul(&p[1], &p[2])?
-            };
-            let scaled = if value.is_one() {
-                combined
-            } else {
-                mul_scalar(&combined, value)?
-            };
-            Ok(smallvec![add(&p[0], &scaled)?])
-        })
+        let kind = match self.divide {
+            true => Ternary::Addcdiv(value),
+            false => Ternary::Addcmul(value),
+        };
+        fused(inputs, kind, self.dtype(inputs))
     }
     fn save(&self, needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
         let either = needs[1] || needs[2];

@@ -6,8 +6,8 @@
 
 use crate::dtype::{Category, DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::elementwise::{as_dtype, map, map_float, zip};
-use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum};
+use crate::kernels::elementwise::{as_dtype, map, map_float, zip, zip3};
+use crate::kernels::kinds::{Binary, Bitwise, Compare, Extremum, Ternary};
 use crate::kernels::traits::{Arith, Float, Real};
 use crate::kernels::vmath::{pow_scalar_vec, pow_vec, PowElem, Unary};
 use crate::kernels::{contiguous_data, data_from};
@@ -282,3 +282,188 @@ pub fn clamp(x: &Data, lo: Option<Scalar>, hi: Option<Scalar>, dtype: DType) -> 
         }
     }))
 }
+
+// ---------------------------------------------------------------- lerp, addcmul, addcdiv
+
+/// The fused pointwise ops (kinds::Ternary) in one pass, with torch's CPU formulas:
+/// lerp is `|w| < 0.5 ? fma(w, end - start, start) : fma(w - 1, end - start, end)`,
+/// addcmul `fma(value * t1, t2, self)`, addcdiv `self + value * t1 / t2` (what torch's
+/// vectorized and scalar loops both compute, FMA contraction included). Half types
+/// compute in float32 with a float32 scalar and round once, as torch's opmath does.
+pub fn ternary(inputs: &[&Data], op: Ternary, dtype: DType) -> Result<Data> {
+    let unsupported = || Err(crate::dtype::unsupported(op.kernel_name(), dtype));
+    let two = matches!(op, Ternary::LerpScalar(_));
+    if inputs.len() != if two { 2 } else { 3 } {
+        return Err(Error::runtime(format!(
+            "{}: expected {} operands, got {}",
+            op.kernel_name(),
+            if two { 2 } else { 3 },
+            inputs.len()
+        )));
+    }
+    match dtype {
+        DType::F32 => fused_float::<f32>(inputs, op),
+        DType::F64 => fused_float::<f64>(inputs, op),
+        DType::F16 | DType::BF16 => {
+            let wide: Vec<Data> = inputs
+                .iter()
+                .map(|d| crate::kernels::cast_data(d, DType::F32))
+                .collect();
+            let wide: Vec<&Data> = wide.iter().collect();
+            Ok(crate::kernels::cast_data(
+                &fused_float::<f32>(&wide, op)?,
+                dtype,
+            ))
+        }
+        DType::C64 => fused_complex64(inputs, op),
+        DType::C128 => fused_complex128(inputs, op),
+        DType::U8 => fused_int::<u8>(inputs, op).unwrap_or_else(unsupported),
+        DType::I32 => fused_int::<i32>(inputs, op).unwrap_or_else(unsupported),
+        DType::I64 => fused_int::<i64>(inputs, op).unwrap_or_else(unsupported),
+        DType::Bool => unsupported(),
+    }
+}
+
+/// f32 and f64 with an explicit fused multiply-add (Rust never contracts on its own).
+trait FusedFloat:
+    Element
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn fma(self, b: Self, c: Self) -> Self;
+    fn abs_(self) -> Self;
+    fn from_f(v: f64) -> Self;
+}
+
+macro_rules! fused_float {
+    ($($t:ty),*) => {$(
+        impl FusedFloat for $t {
+            #[inline(always)]
+            fn fma(self, b: Self, c: Self) -> Self {
+                self.mul_add(b, c)
+            }
+            #[inline(always)]
+            fn abs_(self) -> Self {
+                self.abs()
+            }
+            #[inline(always)]
+            fn from_f(v: f64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+fused_float!(f32, f64);
+
+/// torch's lerp of one element (aten/src/ATen/native/Lerp.h, contracted as its build is).
+#[inline(always)]
+fn lerp_float<T: FusedFloat>(start: T, end: T, weight: T) -> T {
+    let step = end - start;
+    if weight.abs_() < T::from_f(0.5) {
+        weight.fma(step, start)
+    } else {
+        (weight - T::from_f(1.0)).fma(step, end)
+    }
+}
+
+fn fused_float<T: FusedFloat>(inputs: &[&Data], op: Ternary) -> Result<Data> {
+    match op {
+        // The weight's test taken once, outside the loop (inside, it kept the loop scalar).
+        Ternary::LerpScalar(w) => {
+            let w = T::from_scalar(w);
+            if w.abs_() < T::from_f(0.5) {
+                zip::<T, T>(inputs[0], inputs[1], move |s, e| w.fma(e - s, s))
+            } else {
+                let w = w - T::from_f(1.0);
+                zip::<T, T>(inputs[0], inputs[1], move |s, e| w.fma(e - s, e))
+            }
+        }
+        Ternary::Lerp => zip3::<T, T>(inputs[0], inputs[1], inputs[2], lerp_float),
+        Ternary::Addcmul(v) => {
+            let v = T::from_scalar(v);
+            zip3::<T, T>(inputs[0], inputs[1], inputs[2], move |s, t1, t2| {
+                (v * t1).fma(t2, s)
+            })
+        }
+        Ternary::Addcdiv(v) => {
+            let v = T::from_scalar(v);
+            zip3::<T, T>(inputs[0], inputs[1], inputs[2], move |s, t1, t2| {
+                s + v * t1 / t2
+            })
+        }
+    }
+}
+
+/// Complex operands: the same formulas without fusing (torch's weight test is |w| < 0.5).
+macro_rules! fused_complex {
+    ($name:ident, $c:ty) => {
+        fn $name(inputs: &[&Data], op: Ternary) -> Result<Data> {
+            let one = <$c>::new(1.0, 0.0);
+            let lerp = move |s: $c, e: $c, w: $c| {
+                if w.norm() < 0.5 {
+                    s + w * (e - s)
+                } else {
+                    e - (e - s) * (one - w)
+                }
+            };
+            let [a, b] = [inputs[0], inputs[1]];
+            match op {
+                Ternary::LerpScalar(w) => {
+                    let w = <$c>::from_scalar(w);
+                    zip::<$c, $c>(a, b, move |s, e| lerp(s, e, w))
+                }
+                Ternary::Lerp => zip3::<$c, $c>(a, b, inputs[2], lerp),
+                Ternary::Addcmul(v) => {
+                    let v = <$c>::from_scalar(v);
+                    zip3::<$c, $c>(a, b, inputs[2], move |s, t1, t2| s + v * t1 * t2)
+                }
+                Ternary::Addcdiv(v) => {
+                    let v = <$c>::from_scalar(v);
+                    zip3::<$c, $c>(a, b, inputs[2], move |s, t1, t2| s + v * t1 / t2)
+                }
+            }
+        }
+    };
+}
+fused_complex!(fused_complex64, num_complex::Complex32);
+fused_complex!(fused_complex128, num_complex::Complex64);
+
+/// Integers: addcmul only, wrapping as torch's (lerp and addcdiv have no integer kernel).
+fn fused_int<T: WrappingInt>(inputs: &[&Data], op: Ternary) -> Option<Result<Data>> {
+    match op {
+        Ternary::Addcmul(v) => {
+            let v = T::from_scalar(v);
+            Some(zip3::<T, T>(
+                inputs[0],
+                inputs[1],
+                inputs[2],
+                move |s, t1, t2| s.add_w(v.mul_w(t1).mul_w(t2)),
+            ))
+        }
+        _ => None,
+    }
+}
+
+trait WrappingInt: Element {
+    fn add_w(self, b: Self) -> Self;
+    fn mul_w(self, b: Self) -> Self;
+}
+
+macro_rules! wrapping_int {
+    ($($t:ty),*) => {$(
+        impl WrappingInt for $t {
+            #[inline(always)]
+            fn add_w(self, b: Self) -> Self {
+                self.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn mul_w(self, b: Self) -> Self {
+                self.wrapping_mul(b)
+            }
+        }
+    )*};
+}
+wrapping_int!(u8, i32, i64);

@@ -7,7 +7,7 @@ use half::{bf16, f16};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::cast_data;
-use crate::kernels::elementwise::zip;
+use crate::kernels::elementwise::{zip, zip_slices};
 use crate::kernels::kinds::BinaryMath;
 use crate::storage::Data;
 
@@ -187,10 +187,19 @@ math_float!(f32, u32);
 math_float!(f64, u64);
 
 /// One closure per kind, so the match stays outside the element loop.
-fn float<T: MathFloat>(a: &Data, b: &Data, op: BinaryMath) -> Result<Data> {
+fn float<T: MathFloat + crate::kernels::vmath::Elem>(
+    a: &Data,
+    b: &Data,
+    op: BinaryMath,
+) -> Result<Data> {
+    if op == BinaryMath::Atan2 {
+        // The vector atan2 (kernels::vmath), on every layout: broadcast and strided
+        // operands are expanded first, so each element's result is the same everywhere.
+        return zip_slices::<T, T>(a, b, crate::kernels::vmath::atan2_vec);
+    }
     macro_rules! each {
         ($($k:ident => $m:ident),*) => {
-            match op { $(BinaryMath::$k => zip::<T, T>(a, b, T::$m),)* }
+            match op { $(BinaryMath::$k => zip::<T, T>(a, b, <T as MathFloat>::$m),)* }
         };
     }
     each!(Atan2 => atan2, Hypot => hypot, Copysign => copysign, Nextafter => nextafter,

@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::kernels::backend::Backend;
 use crate::kernels::kinds::{
     Binary, BinaryMath, Bitwise, Compare, Decomp, Extremum, Groups, Random, Reduce, Scan,
-    ScatterReduce, SortKind, Unary,
+    ScatterReduce, SortKind, Ternary, Unary,
 };
 use crate::kernels::matmul::{batched, MatRef};
 use crate::kernels::random::RngHandle;
@@ -62,6 +62,9 @@ impl Backend for Cpu {
     fn bitwise(&self, a: &Data, b: &Data, op: Bitwise, dtype: DType) -> Result<Data> {
         arith::bitwise(a, b, op, dtype)
     }
+    fn ternary(&self, inputs: &[&Data], op: Ternary, dtype: DType) -> Result<Data> {
+        arith::ternary(inputs, op, dtype)
+    }
     fn select(&self, cond: &Data, a: &Data, b: &Data, dtype: DType) -> Result<Data> {
         crate::with_dtype!(dtype, T => crate::kernels::elementwise::select::<T>(cond, a, b))
     }
@@ -76,7 +79,7 @@ impl Backend for Cpu {
     }
     fn cast(&self, x: &Data, dtype: DType) -> Result<Data> {
         crate::storage::ensure_allocatable(x.layout().numel(), dtype.itemsize())?;
-        Ok(cast_data(x, dtype))
+        Ok(crate::kernels::elementwise::cast(x, dtype))
     }
     fn reduce(&self, x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
         reduce::reduce(x, dims, op, dtype)

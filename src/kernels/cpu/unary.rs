@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 
 use crate::dtype::{DType, Element};
@@ -34,9 +35,16 @@ pub fn unary(x: &Data, op: Unary, dtype: DType) -> Result<Data> {
             DType::C64 => map::<Complex32, f32>(x, |v| v.norm()),
             DType::C128 => map::<Complex64, f64>(x, |v| v.norm()),
             DType::Bool => return Err(crate::dtype::unsupported("abs_cpu", DType::Bool)),
-            d => crate::with_arith!(d, "abs", T => map::<T, T>(x, |v| {
-                if v.to_f64() < 0.0 { Arith::neg(v) } else { v }
-            })),
+            // Floats: the sign bit cleared, as torch (abs(-0.0) = +0.0, abs(-nan) = nan);
+            // a compare-and-negate kept -0.0 and did not vectorize.
+            DType::F32 => map::<f32, f32>(x, f32::abs),
+            DType::F64 => map::<f64, f64>(x, f64::abs),
+            DType::F16 => map::<f16, f16>(x, |v| f16::from_bits(v.to_bits() & 0x7fff)),
+            DType::BF16 => map::<bf16, bf16>(x, |v| bf16::from_bits(v.to_bits() & 0x7fff)),
+            // Integers wrap (abs(MIN) = MIN), as torch's.
+            DType::I32 => map::<i32, i32>(x, i32::wrapping_abs),
+            DType::I64 => map::<i64, i64>(x, i64::wrapping_abs),
+            DType::U8 => map::<u8, u8>(x, |v| v),
         },
         Unary::Sgn => match dtype {
             DType::C64 => map::<Complex32, Complex32>(x, |v| {

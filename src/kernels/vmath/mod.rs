@@ -26,6 +26,7 @@
 //! slice or on the thread count; `map` splits slices above `PARALLEL_GRAIN` over the pool
 //! in fixed chunks.
 
+mod atan2;
 mod dispatch;
 mod erf;
 mod exp;
@@ -109,6 +110,32 @@ unary_table! {
 
 /// Elements per task when a slice is split over the pool.
 const CHUNK: usize = 1 << 14;
+
+/// `dst[i] = atan2(y[i], x[i])` on this thread at `level`, over the common length.
+pub fn atan2_at<E: Elem>(level: Level, y: &[E], x: &[E], dst: &mut [E]) {
+    let n = y.len().min(x.len()).min(dst.len());
+    atan2::atan2_at(level, &y[..n], &x[..n], as_uninit(&mut dst[..n]));
+}
+
+/// `atan2(y[i], x[i])` (equal lengths) into a new vector at the detected level, split
+/// over the pool in fixed chunks when large.
+pub fn atan2_vec<E: Elem>(y: &[E], x: &[E]) -> Vec<E> {
+    let n = y.len().min(x.len());
+    let level = Level::detect();
+    let mut out = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    if n >= crate::kernels::PARALLEL_GRAIN {
+        crate::kernels::par_chunks_mut(dst, CHUNK, |c, d| {
+            let start = c * CHUNK;
+            atan2::atan2_at(level, &y[start..][..d.len()], &x[start..][..d.len()], d)
+        });
+    } else {
+        atan2::atan2_at(level, &y[..n], &x[..n], dst);
+    }
+    // SAFETY: `atan2_at` wrote every one of the `n` elements of `dst`.
+    unsafe { out.set_len(n) };
+    out
+}
 
 /// `dst[i] = op(src[i])` on this thread at `level`, over the common length.
 pub fn map_at<E: Elem>(level: Level, op: Unary, src: &[E], dst: &mut [E]) {

@@ -20,6 +20,8 @@ pub trait Libm: Real {
     fn sigmoid(self) -> Self;
     fn rsqrt(self) -> Self;
     fn recip(self) -> Self;
+    /// atan2(self, x): the angle of the point (x, self).
+    fn atan2(self, x: Self) -> Self;
 }
 
 macro_rules! impl_libm {
@@ -64,6 +66,9 @@ macro_rules! impl_libm {
             }
             fn recip(self) -> Self {
                 1.0 / self
+            }
+            fn atan2(self, x: Self) -> Self {
+                $t::atan2(self, x)
             }
         }
     };

@@ -533,3 +533,93 @@ fn vmath_sweep_f32() {
         assert!(worst.0 <= MAX_ULP, "{op:?}");
     }
 }
+
+/// atan2 within MAX_ULP at every level over pairs of awkward values (signed zeros,
+/// infinities, NaN, subnormals, the largest floats, both halves of the reduction and
+/// lo = hi) and random pairs over every exponent; libm's special values exactly.
+#[test]
+fn atan2_accuracy_and_special_values() {
+    let special = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0,
+        -1.0,
+        0.41421356,
+        -2.5,
+        1e-310,
+        -1e-40,
+        1e30,
+        -1e300,
+        f64::MAX,
+        -f32::MAX as f64,
+    ];
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    let (mut ys, mut xs) = (vec![], vec![]);
+    for &y in &special {
+        for &x in &special {
+            ys.push(y);
+            xs.push(x);
+        }
+    }
+    let all = points64();
+    for _ in 0..300_000 {
+        ys.push(all[(rng.next() % all.len() as u64) as usize]);
+        xs.push(all[(rng.next() % all.len() as u64) as usize]);
+        // Near the diagonal and near tan(pi/8), where the reduction switches.
+        let x = (rng.unit() * 2.0 - 1.0) * 1e3;
+        let t = [1.0, 0.41421356237309503, 2.414213562373095][(rng.next() % 3) as usize];
+        ys.push(x * t * (1.0 + (rng.unit() - 0.5) * 1e-6));
+        xs.push(x);
+    }
+    let exact = |r: f64| r.is_nan() || r == 0.0 || r.is_infinite();
+    for level in Level::supported() {
+        let mut out = vec![0f64; xs.len()];
+        atan2_at(level, &ys, &xs, &mut out);
+        let (ys32, xs32): (Vec<f32>, Vec<f32>) = ys
+            .iter()
+            .zip(&xs)
+            .map(|(&y, &x)| (y as f32, x as f32))
+            .unzip();
+        let mut out32 = vec![0f32; xs.len()];
+        atan2_at(level, &ys32, &xs32, &mut out32);
+        let (mut worst64, mut worst32) = (0f64, 0f64);
+        for i in 0..xs.len() {
+            let want = ys[i].atan2(xs[i]);
+            let e = ulp_err64(out[i], want);
+            assert!(
+                e <= MAX_ULP && (!exact(want) || same(out[i], want)),
+                "{level:?} atan2({:e}, {:e}) = {:e} not {want:e}",
+                ys[i],
+                xs[i],
+                out[i]
+            );
+            worst64 = worst64.max(e);
+            let want32 = (ys32[i] as f64).atan2(xs32[i] as f64);
+            let e = ulp_err32(out32[i], want32);
+            assert!(
+                e <= MAX_ULP && (!exact(want32) || same(out32[i] as f64, want32)),
+                "f32 {level:?} atan2({:e}, {:e}) = {:e} not {want32:e}",
+                ys32[i],
+                xs32[i],
+                out32[i]
+            );
+            worst32 = worst32.max(e);
+        }
+        println!("{level:?} Atan2: f64 max {worst64:.3} ulp, f32 max {worst32:.3} ulp");
+    }
+    // The pool's split gives each element the bits of one thread's pass.
+    let n = crate::kernels::PARALLEL_GRAIN + 777;
+    let (y, x): (Vec<f32>, Vec<f32>) = (0..n)
+        .map(|i| ((i as f32 * 0.37).sin() * 5.0, (i as f32 * 0.11).cos() * 3.0))
+        .unzip();
+    let pooled = atan2_vec(&y, &x);
+    let mut single = vec![0f32; n];
+    atan2_at(Level::detect(), &y, &x, &mut single);
+    assert!(pooled
+        .iter()
+        .zip(&single)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+}
