@@ -108,8 +108,8 @@ macro_rules! simd_dispatch {
 /// What each element adds to a sum, in the accumulator type: the element itself
 /// (`Plain`), or a function of it fused into the sum's loops (nansum, the 2-norm), so
 /// that no intermediate tensor is made. The order of the additions is the same for all.
-pub trait Term<T: SumElem>: Send + Sync + 'static {
-    fn term(x: T) -> T::Acc;
+pub trait Term: Send + Sync + 'static {
+    fn term<T: SumElem>(x: T) -> T::Acc;
 }
 
 /// The element itself: `sum`.
@@ -119,16 +119,16 @@ pub struct NanAsZero;
 /// The element squared: the 2-norm's sum for real inputs.
 pub struct Square;
 
-impl<T: SumElem> Term<T> for Plain {
+impl Term for Plain {
     #[inline(always)]
-    fn term(x: T) -> T::Acc {
+    fn term<T: SumElem>(x: T) -> T::Acc {
         x.widen()
     }
 }
 
-impl<T: SumElem> Term<T> for NanAsZero {
+impl Term for NanAsZero {
     #[inline(always)]
-    fn term(x: T) -> T::Acc {
+    fn term<T: SumElem>(x: T) -> T::Acc {
         let w = x.widen();
         // Only NaN differs from itself; integers never do.
         #[allow(clippy::eq_op)]
@@ -140,9 +140,9 @@ impl<T: SumElem> Term<T> for NanAsZero {
     }
 }
 
-impl<T: SumElem> Term<T> for Square {
+impl Term for Square {
     #[inline(always)]
-    fn term(x: T) -> T::Acc {
+    fn term<T: SumElem>(x: T) -> T::Acc {
         let w = x.widen();
         w * w
     }
@@ -220,7 +220,7 @@ fn add_lanes<A: Arith>(mut a: Lanes<A>, b: Lanes<A>) -> Lanes<A> {
 /// streams come from different pages, so the memory system fetches them in parallel
 /// (about 1.4x faster than one stream). Each leaf's additions stay in its own order.
 #[inline(always)]
-fn full_leaves<T: SumElem, W: Term<T>, const N: usize>(
+fn full_leaves<T: SumElem, W: Term, const N: usize>(
     s: &[T],
     starts: [usize; N],
 ) -> [Lanes<T::Acc>; N] {
@@ -239,7 +239,7 @@ fn full_leaves<T: SumElem, W: Term<T>, const N: usize>(
 
 /// The lanes of one leaf of up to `LEAF` elements.
 #[inline(always)]
-fn leaf_lanes<T: SumElem, W: Term<T>>(leaf: &[T]) -> Lanes<T::Acc> {
+fn leaf_lanes<T: SumElem, W: Term>(leaf: &[T]) -> Lanes<T::Acc> {
     let mut acc = [T::Acc::zero(); LANES];
     let mut rows = leaf.chunks_exact(LANES);
     for row in &mut rows {
@@ -257,7 +257,7 @@ simd_dispatch! {
     /// The lanes of all leaves of `s`, paired by the counter. Leaves are computed up to
     /// four at a time (one per quarter of a group of leaves; the rest two at a time),
     /// then paired in order.
-    fn chunk_lanes<T: SumElem, W: Term<T>>(s: &[T]) -> Lanes<T::Acc> {
+    fn chunk_lanes<T: SumElem, W: Term>(s: &[T]) -> Lanes<T::Acc> {
         let mut cascade = Cascade::new();
         let mut sums: SmallVec<[Lanes<T::Acc>; CHUNK_LEAVES]> = SmallVec::new();
         for group in s.chunks(LEAF * CHUNK_LEAVES) {
@@ -303,7 +303,7 @@ fn fold_lanes<A: Arith>(mut acc: Lanes<A>) -> A {
 
 /// The sum of `s`, in the fixed order of Note: fixed-order reductions; long slices are
 /// split over the intra-op pool.
-pub fn sum_slice<T: SumElem, W: Term<T>>(s: &[T]) -> T {
+pub fn sum_slice<T: SumElem, W: Term>(s: &[T]) -> T {
     if s.len() < LANES {
         // Too short for lanes: one running sum (its order is fixed all the same).
         return T::narrow(s.iter().fold(T::Acc::zero(), |a, &x| a + W::term(x)));
@@ -328,7 +328,7 @@ simd_dispatch! {
     /// The lanes of four rows of a row-major matrix with `inner` columns (at most one
     /// chunk), each exactly as `chunk_lanes` of that row: the rows' leaves are read side
     /// by side, one stream per row.
-    fn four_rows_lanes<T: SumElem, W: Term<T>>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
+    fn four_rows_lanes<T: SumElem, W: Term>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
         let starts = rows.map(|r| r * inner);
         let full = inner / LEAF;
         if full == 0 {
@@ -359,7 +359,7 @@ simd_dispatch! {
 /// Sums of the rows of a contiguous `outer`×`inner` matrix (a reduction over trailing
 /// dims), each bitwise equal to `sum_slice` of its row. Rows that fit one chunk are read
 /// four at a time, one from each quarter of the matrix (far-apart streams fetch best).
-pub fn sum_trailing<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     let big = outer * inner >= PARALLEL_GRAIN;
     let row_sum = |i: usize| sum_slice::<T, W>(&x[i * inner..(i + 1) * inner]);
     if !(LANES..=LEAF * CHUNK_LEAVES).contains(&inner) || outer < 4 {
@@ -398,7 +398,7 @@ simd_dispatch! {
     /// Column sums of rows `r0..r1` over columns `c0..c0 + width` of a row-major matrix
     /// with `inner` columns, paired by the counter. A leaf adds its rows in order; four
     /// rows are read side by side (four streams, as in `full_leaves`).
-    fn chunk_columns<T: SumElem, W: Term<T>>(x: &[T], inner: usize, r0: usize, r1: usize, c0: usize, width: usize) -> Vec<T::Acc> {
+    fn chunk_columns<T: SumElem, W: Term>(x: &[T], inner: usize, r0: usize, r1: usize, c0: usize, width: usize) -> Vec<T::Acc> {
         let mut cascade = Cascade::new();
         let add = add_rows::<T::Acc>;
         let row = |r: usize| &x[r * inner + c0..r * inner + c0 + width];
@@ -429,7 +429,7 @@ simd_dispatch! {
 }
 
 /// Column sums of a row-major `outer`×`inner` matrix, in the accumulator type.
-fn column_sums<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
+fn column_sums<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) -> Vec<T::Acc> {
     let rows_per_chunk = LEAF_ROWS * CHUNK_LEAVES;
     let row_chunks = outer.div_ceil(rows_per_chunk).max(1);
     let col_blocks = inner.div_ceil(COL_BLOCK);
@@ -458,7 +458,7 @@ fn column_sums<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> V
 
 /// Sum of a contiguous `outer`×`inner` matrix over its rows (a reduction over leading
 /// dims, as bias gradients are): out[j] = Σ_i x[i, j], without transposing.
-pub fn sum_leading<T: SumElem, W: Term<T>>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+pub fn sum_leading<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
     if inner >= MIN_WIDTH || outer < 2 {
         return column_sums::<T, W>(x, outer, inner)
             .into_iter()

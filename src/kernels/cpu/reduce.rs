@@ -8,32 +8,6 @@ use crate::kernels::reduce::{
     in_memory_order, reduce_columns, reduce_rows, reduced_shape, ColumnFold,
 };
 use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing, NanAsZero, Plain, Square, Term};
-
-/// A sum's term for every element type a sum takes.
-trait SumTerms:
-    Term<u8>
-    + Term<i32>
-    + Term<i64>
-    + Term<f32>
-    + Term<f64>
-    + Term<half::f16>
-    + Term<half::bf16>
-    + Term<num_complex::Complex32>
-    + Term<num_complex::Complex64>
-{
-}
-impl<W> SumTerms for W where
-    W: Term<u8>
-        + Term<i32>
-        + Term<i64>
-        + Term<f32>
-        + Term<f64>
-        + Term<half::f16>
-        + Term<half::bf16>
-        + Term<num_complex::Complex32>
-        + Term<num_complex::Complex64>
-{
-}
 use crate::kernels::traits::{Arith, Real};
 use crate::kernels::vmath::logsumexp_row;
 use crate::kernels::{at_widest, cast_data, data_from};
@@ -102,7 +76,7 @@ fn logsumexp(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
 
 /// The sum over `dims` of each element's `W::term` (the element itself, or NaN as zero,
 /// or its square), in `dtype`.
-fn sum<W: SumTerms>(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
+fn sum<W: Term>(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
     let layout = x.layout();
     let out_shape = reduced_shape(&layout.shape, dims);
     if dtype == DType::Bool {
