@@ -10,6 +10,9 @@ import math
 import os
 import sys
 
+import numpy as np
+import pytest
+
 if os.environ.get("FERROGRAD_IS_TORCH"):
     import torch
 
@@ -52,6 +55,46 @@ def test_cummax_integer_and_bool_and_named_pair():
     assert out.values.dtype == torch.int64
     b = torch.cummax(torch.tensor([True, False]), 0)
     assert _list(b.values) == [True, True] and _list(b.indices) == [0, 0]
+
+
+def _running_extreme(a, axis, is_max):
+    """torch's cummax / cummin rule, step by step along `axis`: the new element takes
+    over when it is NaN or at least as extreme as the running value."""
+    a = np.moveaxis(a, axis, 0)
+    vals, ids = a.copy(), np.zeros(a.shape, dtype=np.int64)
+    for k in range(1, a.shape[0]):
+        new, best = a[k], vals[k - 1]
+        with np.errstate(invalid="ignore"):
+            wins = (new >= best) if is_max else (new <= best)
+        if a.dtype.kind == "f":
+            wins |= np.isnan(new)
+        vals[k] = np.where(wins, new, best)
+        ids[k] = np.where(wins, k, ids[k - 1])
+    return np.moveaxis(vals, 0, axis), np.moveaxis(ids, 0, axis)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "shape, dim", [((1030, 67), 1), ((3, 40000), 1), ((600, 130), 0), ((9, 70, 60), 1)]
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cummax_cummin_large_against_the_rule(dtype, shape, dim, threads):
+    # Rows go four at a time with a remainder (1030 rows), lines are split over the team
+    # in blocks, columns run side by side: each path against the rule, with ties and NaN.
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 9, size=shape).astype(dtype)
+    if dtype.startswith("float"):
+        a.flat[::89] = np.nan
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for name, is_max in (("cummax", True), ("cummin", False)):
+            values, indices = getattr(torch.tensor(a), name)(dim)
+            want_v, want_i = _running_extreme(a, dim, is_max)
+            np.testing.assert_array_equal(np.asarray(values.tolist(), dtype=dtype), want_v)
+            np.testing.assert_array_equal(np.asarray(indices.tolist()), want_i)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_cummax_gradient_goes_to_the_source_index():

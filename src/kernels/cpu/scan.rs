@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::kernels::kinds::Scan;
 use crate::kernels::traits::{Arith, Real};
 use crate::kernels::{
-    cast_data, contiguous_data, data_from, gather_data, par_chunks_mut, PARALLEL_GRAIN,
+    at_widest, cast_data, contiguous_data, data_from, par_chunks_mut, par_map_owned, PARALLEL_GRAIN,
 };
 use crate::storage::Data;
 
@@ -205,29 +205,125 @@ pub fn scan_with_index(x: &Data, dim: usize, op: Scan) -> Result<(Data, Data)> {
     })
 }
 
-/// torch's rule: the new element takes over when it is NaN, or when the running value
-/// is not NaN and the new one is at least as extreme (so ties take the later index).
+/// torch's rule: the new element takes over when it is NaN, or when it is at least as
+/// extreme as the running value (so ties take the later index; a NaN running value
+/// compares false and stays until a later NaN).
+#[inline(always)]
+fn takes_over<T: Real, const MAX: bool>(new: T, best: T) -> bool {
+    (if MAX { new >= best } else { new <= best }) || new.is_nan_r()
+}
+
+/// Running extremes of every line (`len` elements `inner` apart) and their indices, into
+/// new row-major Vecs. Lines run in order, split over the team in tasks of whole blocks
+/// (for rows, whole groups of rows), as `scan_lines` does.
 fn extreme_lines<T: Real>(x: &Data, len: usize, inner: usize, max: bool) -> (Vec<T>, Vec<i64>) {
-    let mut v = gather_data::<T>(x);
-    let mut idx = vec![0i64; v.len()];
-    if len == 0 || inner == 0 {
-        return (v, idx);
+    // SAFETY: read-only; dropped before returning; the outputs are fresh Vecs.
+    let src = unsafe { contiguous_data::<T>(x) };
+    let n = src.len();
+    let block = len * inner;
+    let (mut vals, mut ids) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    if block == 0 {
+        return (vals, ids);
+    }
+    let run = |s: &[T], v: &mut [MaybeUninit<T>], i: &mut [MaybeUninit<i64>]| match max {
+        true => extreme_blocks::<T, true>(s, v, i, len, inner),
+        false => extreme_blocks::<T, false>(s, v, i, len, inner),
+    };
+    let per_task = block
+        * (1usize << 16)
+            .div_ceil(block)
+            .next_multiple_of(ROWS_AT_ONCE);
+    let (v_out, i_out) = (
+        &mut vals.spare_capacity_mut()[..n],
+        &mut ids.spare_capacity_mut()[..n],
+    );
+    if n >= PARALLEL_GRAIN && n > per_task {
+        let parts = v_out.chunks_mut(per_task).zip(i_out.chunks_mut(per_task));
+        par_map_owned(parts.collect(), |t, (v, i)| {
+            run(&src[t * per_task..][..v.len()], v, i)
+        });
+    } else {
+        run(&src, v_out, i_out);
+    }
+    // SAFETY: the blocks wrote each of the n values and indices.
+    unsafe {
+        vals.set_len(n);
+        ids.set_len(n);
+    }
+    (vals, ids)
+}
+
+/// Whole blocks of `len × inner` elements: rows (`inner == 1`) `ROWS_AT_ONCE` at a time,
+/// whose chains of compare-and-select are independent; otherwise down the columns of
+/// each block, a row of `inner` running extremes at a time (which vectorizes).
+fn extreme_blocks<T: Real, const MAX: bool>(
+    src: &[T],
+    vals: &mut [MaybeUninit<T>],
+    ids: &mut [MaybeUninit<i64>],
+    len: usize,
+    inner: usize,
+) {
+    if inner == 1 {
+        return extreme_rows::<T, MAX>(src, vals, ids, len);
     }
     let block = len * inner;
-    for (vals, ids) in v.chunks_mut(block).zip(idx.chunks_mut(block)) {
-        for k in 1..len {
-            for c in 0..inner {
-                let (p, cur) = ((k - 1) * inner + c, k * inner + c);
-                let (best, new) = (vals[p], vals[cur]);
-                let wins = if max { new >= best } else { new <= best };
-                if new.is_nan_r() || (!best.is_nan_r() && wins) {
-                    ids[cur] = k as i64;
-                } else {
-                    vals[cur] = best;
-                    ids[cur] = ids[p];
+    let blocks = src.chunks_exact(block).zip(vals.chunks_exact_mut(block));
+    for ((s, v), i) in blocks.zip(ids.chunks_exact_mut(block)) {
+        let mut best = s[..inner].to_vec();
+        let mut at = vec![0i64; inner];
+        at_widest(
+            #[inline(always)]
+            move || {
+                let rows = s.chunks_exact(inner).zip(v.chunks_exact_mut(inner));
+                for (k, ((s, v), i)) in rows.zip(i.chunks_exact_mut(inner)).enumerate() {
+                    let k = k as i64;
+                    let lanes = best.iter_mut().zip(at.iter_mut()).zip(s);
+                    for (((b, a), &new), (v, i)) in lanes.zip(v.iter_mut().zip(i.iter_mut())) {
+                        let wins = takes_over::<T, MAX>(new, *b);
+                        *b = if wins { new } else { *b };
+                        *a = if wins { k } else { *a };
+                        v.write(*b);
+                        i.write(*a);
+                    }
                 }
+            },
+        )
+    }
+}
+
+/// Contiguous lines of `len`, `ROWS_AT_ONCE` side by side (the rest one by one).
+fn extreme_rows<T: Real, const MAX: bool>(
+    src: &[T],
+    vals: &mut [MaybeUninit<T>],
+    ids: &mut [MaybeUninit<i64>],
+    len: usize,
+) {
+    let group = len * ROWS_AT_ONCE;
+    let groups = src.chunks_exact(group).zip(vals.chunks_exact_mut(group));
+    for ((s, v), i) in groups.zip(ids.chunks_exact_mut(group)) {
+        let mut best: [T; ROWS_AT_ONCE] = std::array::from_fn(|r| s[r * len]);
+        let mut at = [0i64; ROWS_AT_ONCE];
+        for k in 0..len {
+            for r in 0..ROWS_AT_ONCE {
+                let new = s[r * len + k];
+                let wins = takes_over::<T, MAX>(new, best[r]);
+                best[r] = if wins { new } else { best[r] };
+                at[r] = if wins { k as i64 } else { at[r] };
+                v[r * len + k].write(best[r]);
+                i[r * len + k].write(at[r]);
             }
         }
     }
-    (v, idx)
+    let rest = src.len() / group * group;
+    let lines = src[rest..].chunks(len).zip(vals[rest..].chunks_mut(len));
+    for ((s, v), i) in lines.zip(ids[rest..].chunks_mut(len)) {
+        let (mut best, mut at) = (s[0], 0i64);
+        for (k, ((&new, v), i)) in s.iter().zip(v).zip(i).enumerate() {
+            if takes_over::<T, MAX>(new, best) {
+                (best, at) = (new, k as i64);
+            }
+            v.write(best);
+            i.write(at);
+        }
+    }
 }
