@@ -30,7 +30,7 @@ use smallvec::SmallVec;
 
 use crate::dtype::Element;
 use crate::kernels::traits::Arith;
-use crate::kernels::{par_map, PARALLEL_GRAIN};
+use crate::kernels::{par_chunks_mut, par_map, PARALLEL_GRAIN};
 
 /// Independent partial sums of a leaf (4 AVX2 registers of f32).
 const LANES: usize = 32;
@@ -80,9 +80,9 @@ macro_rules! sum_in_f32 {
 }
 sum_in_f32!(f16, bf16);
 
-/// Define `fn $name` from one body, compiled twice: for AVX2 (picked at run time when
-/// the CPU has it) and for the baseline. The body is the same safe code either way, so
-/// both give the same bits; AVX2 only makes the lanes wider.
+/// Define `fn $name` from one body, compiled three times: for AVX-512 and AVX2 (picked at
+/// run time when the CPU has them) and for the baseline. The body is the same safe code
+/// each way, so all give the same bits; the instruction sets only make the lanes wider.
 macro_rules! simd_dispatch {
     ($(#[$doc:meta])* fn $name:ident<$($g:ident: $bound:path),*>($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
         $(#[$doc])*
@@ -91,6 +91,15 @@ macro_rules! simd_dispatch {
             fn body<$($g: $bound),*>($($arg: $ty),*) -> $ret $body
             #[cfg(target_arch = "x86_64")]
             {
+                // AVX-512's 32 registers hold four rows' lanes without spilling.
+                #[target_feature(enable = "avx512f")]
+                unsafe fn avx512<$($g: $bound),*>($($arg: $ty),*) -> $ret {
+                    body::<$($g),*>($($arg),*)
+                }
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F (checked just above).
+                    return unsafe { avx512::<$($g),*>($($arg),*) };
+                }
                 #[target_feature(enable = "avx2")]
                 unsafe fn avx2<$($g: $bound),*>($($arg: $ty),*) -> $ret {
                     body::<$($g),*>($($arg),*)
@@ -181,7 +190,7 @@ impl<V> Cascade<V> {
     /// The total: `last` (an incomplete tail, when there is one), then each waiting
     /// subtree from the most recent back.
     #[inline(always)]
-    fn finish(mut self, last: Option<V>, add: &impl Fn(V, V) -> V) -> Option<V> {
+    fn finish(&mut self, last: Option<V>, add: &impl Fn(V, V) -> V) -> Option<V> {
         let mut acc = last.or_else(|| self.stack.pop().map(|(_, v)| v))?;
         while let Some((_, earlier)) = self.stack.pop() {
             acc = add(earlier, acc);
@@ -290,6 +299,7 @@ simd_dispatch! {
 }
 
 /// The lanes folded in a fixed tree: 16 pairs, then 8, ... then one.
+#[inline(always)]
 fn fold_lanes<A: Arith>(mut acc: Lanes<A>) -> A {
     let mut width = LANES / 2;
     while width > 0 {
@@ -331,15 +341,6 @@ simd_dispatch! {
     fn four_rows_lanes<T: SumElem, W: Term>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
         let starts = rows.map(|r| r * inner);
         let full = inner / LEAF;
-        if full == 0 {
-            // One leaf per row: a cascade of one leaf is that leaf. (A plain loop: inside
-            // a closure, as `array::map` takes, the leaf would lose the AVX2 target.)
-            let mut out = [[T::Acc::zero(); LANES]; 4];
-            for k in 0..4 {
-                out[k] = leaf_lanes::<T, W>(&x[starts[k]..starts[k] + inner]);
-            }
-            return out;
-        }
         let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
         for l in 0..full {
             let got = full_leaves::<T, W, 4>(x, starts.map(|s| s + l * LEAF));
@@ -352,7 +353,47 @@ simd_dispatch! {
                 cascade.push(0, leaf_lanes::<T, W>(&x[s + full * LEAF..s + inner]), &add_lanes);
             }
         }
-        cascades.map(|c| c.finish(None, &add_lanes).unwrap_or([T::Acc::zero(); LANES]))
+        // Finished in place: `array::map` would move the four cascades (a memcpy each).
+        let mut out = [[T::Acc::zero(); LANES]; 4];
+        for k in 0..4 {
+            if let Some(lanes) = cascades[k].finish(None, &add_lanes) {
+                out[k] = lanes;
+            }
+        }
+        out
+    }
+}
+
+simd_dispatch! {
+    /// Sums of rows of one leaf or less (`LANES <= inner <= LEAF`): for each `i` from
+    /// `from` on, rows i, i + q, i + 2q and i + 3q into `out[i - from]`, each as
+    /// `sum_slice` of its row (a cascade of one leaf is that leaf). The four rows are
+    /// read side by side, and many quads go through one call: a call per quad, with its
+    /// frame and its folds out of line, cost more than the additions of short rows.
+    fn short_rows<T: SumElem, W: Term>(x: &[T], inner: usize, q: usize, from: usize, out: &mut [[T; 4]]) -> () {
+        let body = inner / LANES;
+        for (j, sums) in out.iter_mut().enumerate() {
+            let i = from + j;
+            let starts = [i * inner, (i + q) * inner, (i + 2 * q) * inner, (i + 3 * q) * inner];
+            let mut acc = [[T::Acc::zero(); LANES]; 4];
+            // Plain loops: inside a closure, as `array::map` takes, they would lose the
+            // target features.
+            for r in 0..body {
+                for k in 0..4 {
+                    let row = &x[starts[k] + r * LANES..starts[k] + (r + 1) * LANES];
+                    for l in 0..LANES {
+                        acc[k][l] = acc[k][l] + W::term(row[l]);
+                    }
+                }
+            }
+            for k in 0..4 {
+                let tail = &x[starts[k] + body * LANES..starts[k] + inner];
+                for (a, &v) in acc[k].iter_mut().zip(tail) {
+                    *a = *a + W::term(v);
+                }
+                sums[k] = T::narrow(fold_lanes(acc[k]));
+            }
+        }
     }
 }
 
@@ -370,20 +411,41 @@ pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) ->
         };
     }
     let q = outer / 4;
-    let quad = |i: usize| {
-        let lanes = four_rows_lanes::<T, W>(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
-        lanes.map(|l| T::narrow(fold_lanes(l)))
-    };
-    let quads: Vec<[T; 4]> = if big {
-        par_map(q, quad)
+    let quads: Vec<[T; 4]> = if inner <= LEAF {
+        let mut quads = vec![[T::zero(); 4]; q];
+        let per_task = (TASK_ELEMENTS / (4 * inner)).max(1);
+        let task =
+            |t: usize, out: &mut [[T; 4]]| short_rows::<T, W>(x, inner, q, t * per_task, out);
+        if big {
+            par_chunks_mut(&mut quads, per_task, task);
+        } else {
+            task(0, &mut quads);
+        }
+        quads
     } else {
-        (0..q).map(quad).collect()
+        four_row_quads::<T, W>(x, inner, q, big)
     };
     let mut out: Vec<T> = (0..4)
         .flat_map(|k| quads.iter().map(move |s| s[k]))
         .collect();
     out.extend((4 * q..outer).map(row_sum));
     out
+}
+
+/// Elements one task of `short_rows` reads.
+const TASK_ELEMENTS: usize = 1 << 15;
+
+/// The quads of `sum_trailing` for rows longer than a leaf (up to one chunk).
+fn four_row_quads<T: SumElem, W: Term>(x: &[T], inner: usize, q: usize, big: bool) -> Vec<[T; 4]> {
+    let quad = |i: usize| {
+        let lanes = four_rows_lanes::<T, W>(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
+        lanes.map(|l| T::narrow(fold_lanes(l)))
+    };
+    if big {
+        par_map(q, quad)
+    } else {
+        (0..q).map(quad).collect()
+    }
 }
 
 #[inline(always)]
