@@ -92,11 +92,7 @@ _LARGE = [
 ]
 
 
-@pytest.mark.parametrize("name,fn", _LARGE, ids=[n for n, _ in _LARGE])
-def test_single_large_matrix_same_bits_at_one_and_two_threads(name, fn):
-    n = 256
-    a = torch.tensor(_spd(n, 31))
-    b = torch.tensor(_rand(n, 16, seed=32))
+def _assert_same_bits_at_one_and_two_threads(name, fn, a, b):
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -107,6 +103,14 @@ def test_single_large_matrix_same_bits_at_one_and_two_threads(name, fn):
         torch.set_num_threads(before)
     for x, y in zip(one, two):
         assert x.tobytes() == y.tobytes(), name
+
+
+@pytest.mark.parametrize("name,fn", _LARGE, ids=[n for n, _ in _LARGE])
+def test_single_large_matrix_same_bits_at_one_and_two_threads(name, fn):
+    n = 256
+    a = torch.tensor(_spd(n, 31))
+    b = torch.tensor(_rand(n, 16, seed=32))
+    _assert_same_bits_at_one_and_two_threads(name, fn, a, b)
 
 
 def test_single_large_matrix_results():
@@ -127,3 +131,65 @@ def test_single_large_matrix_results():
     np.testing.assert_allclose(_np(q) @ _np(r), a_np, atol=1e-10)
     s = torch.linalg.svdvals(a)
     np.testing.assert_allclose(_np(s), np.linalg.svd(a_np, compute_uv=False), rtol=1e-10)
+
+
+# One large matrix's LU is blocked in panels over the team (src/kernels/cpu/decomp.rs,
+# `blocked_lu`): 256 is a multiple of the panel, 300 is not; general matrices, so that
+# rows are swapped in every panel.
+_LU_OPS = [
+    ("det", lambda a, b: [torch.linalg.det(a)]),
+    ("slogdet", lambda a, b: list(torch.linalg.slogdet(a))),
+    ("solve", lambda a, b: [torch.linalg.solve(a, b)]),
+    ("inv", lambda a, b: [torch.linalg.inv(a)]),
+]
+
+
+def _general(n, dtype, seed):
+    # Scaled so that |det| stays far from overflow at n = 300.
+    return (_rand(n, n, dtype=dtype, seed=seed) / np.sqrt(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("n", [256, 300])
+def test_blocked_lu_agrees_with_numpy(n, dtype):
+    a_np = _general(n, dtype, 41)
+    b_np = _rand(n, 5, dtype=dtype, seed=42)
+    a, b = torch.tensor(a_np), torch.tensor(b_np)
+    np.testing.assert_allclose(_np(torch.linalg.det(a)), np.linalg.det(a_np), rtol=1e-10)
+    sign, logabs = torch.linalg.slogdet(a)
+    sign_np, logabs_np = np.linalg.slogdet(a_np)
+    np.testing.assert_allclose(_np(sign), sign_np, rtol=1e-10)
+    np.testing.assert_allclose(float(logabs), logabs_np, rtol=1e-10)
+    x_np = np.linalg.solve(a_np, b_np)
+    np.testing.assert_allclose(_np(torch.linalg.solve(a, b)), x_np, rtol=1e-10,
+                               atol=1e-10 * np.abs(x_np).max())
+    inv_np = np.linalg.inv(a_np)
+    np.testing.assert_allclose(_np(torch.linalg.inv(a)), inv_np, rtol=1e-10,
+                               atol=1e-10 * np.abs(inv_np).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+@pytest.mark.parametrize("n", [256, 300])
+@pytest.mark.parametrize("name,fn", _LU_OPS, ids=[n for n, _ in _LU_OPS])
+def test_blocked_lu_same_bits_at_one_and_two_threads(name, fn, n, dtype):
+    a = torch.tensor(_general(n, dtype, 43))
+    b = torch.tensor(_rand(n, 70, dtype=dtype, seed=44))
+    _assert_same_bits_at_one_and_two_threads(name, fn, a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_blocked_lu_singular(dtype):
+    # Row 150 is all zeros: its pivot column is exactly zero once every other row has
+    # been used, whatever the rounding elsewhere. Rows 3 and 170 are equal as well.
+    n = 200
+    a_np = _general(n, dtype, 45)
+    a_np[170] = a_np[3]
+    a_np[150] = 0
+    a = torch.tensor(a_np)
+    assert _np(torch.linalg.det(a)) == 0
+    sign, logabs = torch.linalg.slogdet(a)
+    assert _np(sign) == 0 and float(logabs) == -np.inf
+    _, info = torch.linalg.inv_ex(a)
+    assert int(info) > 0
+    _, info = torch.linalg.solve_ex(a, torch.tensor(_rand(n, 2, dtype=dtype, seed=46)))
+    assert int(info) > 0
