@@ -228,3 +228,85 @@ def test_nansum_keeps_integers_and_norm_propagates_nan():
     assert np.isnan(torch.tensor([3.0, float("nan")]).norm().item())
     assert torch.tensor([float("inf"), 1.0]).norm().item() == float("inf")
     assert torch.tensor([-3.0, 4.0], dtype=torch.float16).norm().item() == 5.0
+
+
+# Strided (sliced) inputs (kernels/reduce.rs): rows read in place when each is one run
+# (`x[::2]` over its last dim), gathered a task's rows at a time otherwise (`x[:, ::2]`),
+# and copied in their own order first when a kept dim follows a reduced one (column
+# sums of a slice). Each path gives the bits of the same reduction of a contiguous copy.
+def _expand(x, shape):
+    return np.broadcast_to(x, shape) if isinstance(x, np.ndarray) else x.expand(*shape)
+
+
+SLICED = [
+    ((1200, 900), lambda x: x[:, ::2], (1,)),  # pieces, over threads
+    ((1200, 900), lambda x: x[::2], (1,)),  # rows in place
+    ((1200, 900), lambda x: x[::3, 10:800], (1,)),  # rows in place, offset
+    ((1200, 900), lambda x: x[:, ::2], (0,)),  # own-order copy, then columns
+    ((1200, 900), lambda x: x[::2, ::3], (0,)),
+    ((1200, 40), lambda x: x[:, 1:33], (1,)),  # short rows: pieces
+    ((60, 70, 80), lambda x: x[:, ::2, 1:], (1, 2)),
+    ((60, 70, 80), lambda x: x[::2, :, ::3], (1,)),  # a middle dim
+    ((60, 70, 80), lambda x: x[:, 5:60], (0, 2)),
+    ((30, 1, 900), lambda x: _expand(x, (30, 40, 900))[:, :, ::2], (2,)),  # stride 0
+    ((300, 200), lambda x: x[::2, ::2], (0, 1)),  # everything: one row
+]
+
+_NP = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min, "prod": np.prod}
+
+
+def _reduce(name, x, dims):
+    if name in ("prod", "max", "argmax"):
+        if len(dims) > 1:
+            return None
+        out = getattr(x, name)(dims[0])
+        return list(out) if name == "max" else [out]
+    if name == "logsumexp":
+        return [x.logsumexp(dims)]
+    return [getattr(x, name)(dims)]
+
+
+@pytest.mark.parametrize("case", range(len(SLICED)))
+@pytest.mark.parametrize(
+    "name", ["sum", "mean", "amax", "amin", "prod", "logsumexp", "max", "argmax"]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sliced_inputs_reduce_as_their_contiguous_copies(case, name, dtype):
+    shape, view, dims = SLICED[case]
+    a = _values(6, shape, dtype)
+    x = view(torch.from_numpy(a))
+    assert not x.is_contiguous()
+    got = _reduce(name, x, dims)
+    if got is None:
+        pytest.skip(f"{name} takes one dim")
+    copy = _reduce(name, x.contiguous(), dims)
+    for g, c in zip(got, copy):
+        assert g.numpy().tobytes() == c.numpy().tobytes()
+    want = view(a)
+    if name in _NP:
+        expect = _NP[name](want.astype(np.float64), axis=dims)
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got[0].numpy(), expect, rtol=rtol)
+    elif name == "argmax":
+        np.testing.assert_array_equal(got[0].numpy(), want.argmax(axis=dims[0]))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = [t.numpy().tobytes() for t in _reduce(name, x, dims)]
+    finally:
+        torch.set_num_threads(before)
+    assert one == [t.numpy().tobytes() for t in got]
+
+
+@pytest.mark.parametrize("case", [0, 1, 3, 6])
+@pytest.mark.parametrize("name", ["all", "any", "count_nonzero"])
+def test_sliced_bool_inputs_match_numpy(case, name):
+    shape, view, dims = SLICED[case]
+    a = _values(7, shape, np.bool_)
+    x, want = view(torch.from_numpy(a)), view(a)
+    if name == "count_nonzero":
+        got, expect = torch.count_nonzero(x, dim=dims), np.count_nonzero(want, axis=dims)
+    else:
+        got = getattr(x, name)(dims[0]) if len(dims) == 1 else getattr(x, name)(dims)
+        expect = getattr(np, name)(want, axis=dims)
+    np.testing.assert_array_equal(got.numpy(), expect)

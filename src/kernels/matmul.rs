@@ -99,10 +99,13 @@ fn blocks(m: usize, n: usize, k: usize) -> Vec<Block> {
 const BLOCK_MIN: usize = 128;
 /// Most blocks per product.
 const MAX_BLOCKS: usize = 64;
+/// Multiply-adds from which a batched product runs over the team: below, the wake-up
+/// costs more than a second thread saves.
+const PARALLEL_WORK: u128 = 64 * 64 * 64;
 
 /// out[b] = a[b] @ b[b] for `batch` products of (m×k)·(k×n); `a_mats`/`b_mats` give
 /// each operand's storage offset and strides per batch entry (stride 0 broadcasting
-/// allowed). Threads split each product (see `blocks`); every gemm call is
+/// allowed). Threads take the products' blocks (see `blocks`); every gemm call is
 /// single-threaded, which on small core counts scales better than gemm's own threading.
 #[allow(clippy::too_many_arguments)]
 pub fn batched<T: Element + Arith>(
@@ -128,65 +131,71 @@ pub fn batched<T: Element + Arith>(
         DType::F16 | DType::F32 | DType::F64 | DType::C64 | DType::C128
     );
     let plan = blocks(m, n, k);
-
-    let base = OutPtr(out.as_mut_ptr());
-    for bi in 0..batch {
-        let (am, bm) = (a_mats[bi], b_mats[bi]);
-        // Each operand matrix as a layout, checked against its storage (access note).
+    // Each operand matrix as a layout, checked against its storage (access note), all
+    // before any product starts.
+    let mut operands = Vec::with_capacity(batch);
+    for (am, bm) in a_mats.iter().zip(b_mats) {
         let sa = Access::<T>::within(a, am.layout(m, k))?;
         let sb = Access::<T>::within(b, bm.layout(k, n))?;
-        let (pa, pb) = (OutPtr(sa.base_ptr()), OutPtr(sb.base_ptr()));
-        let dst = OutPtr(base.0.wrapping_add(bi * m * n));
-        let run = |blk: &Block| {
-            // SAFETY: the block lies inside this product's m×n output, disjoint from the
-            // blocks other threads write; operand reads stay inside the m×k and k×n
-            // layouts checked above, through raw pointers only (access note).
-            unsafe {
-                let out_blk = dst.get().add(blk.r0 * n + blk.c0);
-                let a_blk = pa.get().add(am.offset + blk.r0 * am.rs) as *const T;
-                let b_blk = pb.get().add(bm.offset + blk.c0 * bm.cs) as *const T;
-                if gemm_native {
-                    gemm::gemm(
-                        blk.rows,
-                        blk.cols,
-                        k,
-                        out_blk,
-                        1,
-                        n as isize,
-                        false,
-                        a_blk,
-                        am.cs as isize,
-                        am.rs as isize,
-                        b_blk,
-                        bm.cs as isize,
-                        bm.rs as isize,
-                        T::zero(),
-                        T::one(),
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    );
-                } else {
-                    for i in 0..blk.rows {
-                        for j in 0..blk.cols {
-                            let mut acc = T::zero();
-                            for p in 0..k {
-                                acc = acc
-                                    + *a_blk.add(i * am.rs + p * am.cs)
-                                        * *b_blk.add(p * bm.rs + j * bm.cs);
-                            }
-                            *out_blk.add(i * n + j) = acc;
+        operands.push((OutPtr(sa.base_ptr()), OutPtr(sb.base_ptr())));
+    }
+    let base = OutPtr(out.as_mut_ptr());
+    let run = |bi: usize, blk: &Block| {
+        let (am, bm) = (a_mats[bi], b_mats[bi]);
+        let (pa, pb) = operands[bi];
+        let dst = OutPtr(base.get().wrapping_add(bi * m * n));
+        // SAFETY: the block lies inside product bi's m×n output, disjoint from the
+        // blocks other tasks write; operand reads stay inside the m×k and k×n layouts
+        // checked above, through raw pointers only (access note).
+        unsafe {
+            let out_blk = dst.get().add(blk.r0 * n + blk.c0);
+            let a_blk = pa.get().add(am.offset + blk.r0 * am.rs) as *const T;
+            let b_blk = pb.get().add(bm.offset + blk.c0 * bm.cs) as *const T;
+            if gemm_native {
+                gemm::gemm(
+                    blk.rows,
+                    blk.cols,
+                    k,
+                    out_blk,
+                    1,
+                    n as isize,
+                    false,
+                    a_blk,
+                    am.cs as isize,
+                    am.rs as isize,
+                    b_blk,
+                    bm.cs as isize,
+                    bm.rs as isize,
+                    T::zero(),
+                    T::one(),
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            } else {
+                for i in 0..blk.rows {
+                    for j in 0..blk.cols {
+                        let mut acc = T::zero();
+                        for p in 0..k {
+                            acc = acc
+                                + *a_blk.add(i * am.rs + p * am.cs)
+                                    * *b_blk.add(p * bm.rs + j * bm.cs);
                         }
+                        *out_blk.add(i * n + j) = acc;
                     }
                 }
             }
-        };
-        if plan.len() > 1 {
-            crate::kernels::par_map(plan.len(), |i| run(&plan[i]));
-        } else {
-            run(&plan[0]);
         }
+    };
+    // One team job for all blocks of all products: a batch of small products (each one
+    // block) spreads over the threads too, and the team wakes once, not per product.
+    let tasks = batch * plan.len();
+    let work = (batch as u128) * (m as u128) * (n as u128) * (k as u128);
+    if tasks > 1 && work >= PARALLEL_WORK {
+        crate::kernels::par_for(tasks, |t| run(t / plan.len(), &plan[t % plan.len()]));
+    } else {
+        (0..tasks).for_each(|t| run(t / plan.len(), &plan[t % plan.len()]));
     }
     // SAFETY: the blocks of every product cover all `total` elements, each written above.
     unsafe { out.set_len(total) };

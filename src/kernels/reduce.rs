@@ -2,14 +2,15 @@
 //! dims last, so every output element reduces one contiguous row.
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
-use crate::kernels::{at_widest, PARALLEL_GRAIN};
+use crate::kernels::{at_widest, strided, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::Dims;
-use crate::storage::Data;
+use crate::storage::{Access, Data};
 
 /// Shape of the result with `dims` removed (keepdim is a view applied by the caller).
 pub fn reduced_shape(shape: &[usize], dims: &[usize]) -> Dims {
@@ -50,6 +51,18 @@ pub fn in_memory_order(x: &Data, dims: &[usize]) -> Option<(Data, Dims)> {
     Some((x.with_layout(permuted).ok()?, new_dims))
 }
 
+/// A contiguous copy of `x` when it is strided (a slice) and some kept dim (of more than
+/// one element) follows a reduced one, say a column sum of `x[:, ::2]`: copied in its
+/// own order (runs read as they lie, over the team), the contiguous kernels then fold
+/// its columns in place, where `reduce_rows` would gather the transpose (3x slower).
+pub fn strided_columns_copy(x: &Data, dims: &[usize]) -> Option<Data> {
+    let layout = x.layout();
+    let first_reduced = *dims.iter().min()?;
+    let kept_after =
+        (first_reduced..layout.ndim()).any(|d| !dims.contains(&d) && layout.shape[d] > 1);
+    (kept_after && !layout.is_contiguous()).then(|| crate::kernels::cast_data(x, x.dtype()))
+}
+
 /// Apply `row_fn` to each contiguous row of reduced elements; one result per output
 /// element, in row-major output order.
 pub fn reduce_rows<T: Element, U: Send>(
@@ -57,6 +70,32 @@ pub fn reduce_rows<T: Element, U: Send>(
     dims: &[usize],
     row_fn: impl Fn(&[T]) -> U + Sync + Send,
 ) -> Vec<U> {
+    reduce_row_blocks(x, dims, |rows: &[&[T]], out: &mut Vec<U>| {
+        out.extend(rows.iter().map(|row| row_fn(row)));
+    })
+}
+
+/// As `reduce_rows`, a block of rows at a time: `block_fn(rows, out)` appends the
+/// result of each of `rows` to `out`, in order (it panics otherwise: an internal bug). Several rows at once let a kernel read them
+/// side by side.
+///
+/// Rows come from memory in place when x's layout puts them one after the other, or each
+/// in one run of its own (`x[::2]` reduced over its last dim); else a task gathers its
+/// rows into a buffer of its own (`x[:, ::2]`), which stays in cache; else (a transpose,
+/// or a cast) all of x is gathered first.
+pub fn reduce_row_blocks<T: Element, U: Send>(
+    x: &Data,
+    dims: &[usize],
+    block_fn: impl Fn(&[&[T]], &mut Vec<U>) + Sync + Send,
+) -> Vec<U> {
+    let block_fn = |rows: &[&[T]], out: &mut [MaybeUninit<U>]| {
+        let mut results = Vec::with_capacity(rows.len());
+        block_fn(rows, &mut results);
+        assert_eq!(results.len(), out.len(), "one result per row");
+        for (o, r) in out.iter_mut().zip(results) {
+            o.write(r);
+        }
+    };
     let nd = x.layout().ndim();
     let mut perm: SmallVec<[i64; 6]> = (0..nd)
         .filter(|d| !dims.contains(d))
@@ -67,31 +106,157 @@ pub fn reduce_rows<T: Element, U: Send>(
     let shape = &x.layout().shape;
     let row_len: usize = dims.iter().map(|&d| shape[d]).product();
     let out_len: usize = reduced_shape(shape, dims).iter().product();
-    // SAFETY: read-only; `data` is dropped before returning; outputs are fresh Vecs.
-    let data = unsafe { read_as::<T>(x, layout) };
-    if row_len == 0 {
-        return (0..out_len).map(|_| row_fn(&[])).collect();
-    }
-    if out_len * row_len < PARALLEL_GRAIN || out_len == 1 {
-        return data.chunks(row_len).map(&row_fn).collect();
-    }
-    // Tasks of whole rows, about TASK_ELEMENTS each.
-    let rows_per_task = (TASK_ELEMENTS / row_len).max(1);
+    let kept = nd - dims.len();
     let mut out: Vec<U> = Vec::with_capacity(out_len);
-    crate::kernels::par_chunks_mut(
-        &mut out.spare_capacity_mut()[..out_len],
-        rows_per_task,
-        |t, o| {
-            let rows = data[t * rows_per_task * row_len..].chunks(row_len);
-            for (o, row) in o.iter_mut().zip(rows) {
-                o.write(row_fn(row));
-            }
-        },
-    );
-    // SAFETY: each chunk of `out_len` results met as many whole rows (`data` holds
-    // `out_len` rows), so every result was written.
+    let spare = &mut out.spare_capacity_mut()[..out_len];
+    let parallel = out_len * row_len >= PARALLEL_GRAIN && out_len > 1;
+    // Tasks of whole rows, about TASK_ELEMENTS each.
+    let rows_per_task = match parallel {
+        true => (TASK_ELEMENTS / row_len.max(1)).max(1),
+        false => out_len.max(1),
+    };
+    let run_tasks = |out: &mut [MaybeUninit<U>],
+                     task: &(dyn Fn(usize, &mut [MaybeUninit<U>]) + Sync)| {
+        if parallel {
+            crate::kernels::par_chunks_mut(out, rows_per_task, task);
+        } else {
+            task(0, out);
+        }
+    };
+    // SAFETY (all reads below): read-only; nothing here outlives this call; the outputs
+    // are fresh Vecs.
+    match unsafe { RowSource::of(x, layout, kept, row_len, parallel) } {
+        _ if row_len == 0 => block_fn(&vec![&[][..]; out_len], spare),
+        RowSource::Whole(data) => run_tasks(spare, &|t, o| {
+            let first = t * rows_per_task * row_len;
+            let rows: Vec<&[T]> = data[first..first + o.len() * row_len]
+                .chunks(row_len)
+                .collect();
+            block_fn(&rows, o);
+        }),
+        RowSource::Runs(src) => run_tasks(spare, &|t, o| {
+            let starts = RowStarts::new(src.layout(), kept, t * rows_per_task);
+            // SAFETY: the rows are runs of the layout (RowSource::of), read-only.
+            let row = |start| unsafe { src.run(start, row_len) }.expect("a sliceable dtype");
+            let rows: Vec<&[T]> = starts.take(o.len()).map(row).collect();
+            block_fn(&rows, o);
+        }),
+        RowSource::Pieces(src) => {
+            let pieces = strided::Pieces::new(&src).expect("not a transpose (RowSource::of)");
+            run_tasks(spare, &|t, o| {
+                let from = t * rows_per_task * row_len;
+                let mut buf = Vec::new();
+                pieces.gather_into(from, from + o.len() * row_len, &mut buf);
+                let rows: Vec<&[T]> = buf.chunks(row_len).collect();
+                block_fn(&rows, o);
+            });
+        }
+    }
+    // SAFETY: each chunk of `out_len` results met as many whole rows (there are
+    // `out_len` rows), and `block_fn` wrote a result for each row it was given (checked).
     unsafe { out.set_len(out_len) };
     out
+}
+
+/// Where `reduce_rows` reads its rows from.
+enum RowSource<'a, T: Element> {
+    /// All rows one after the other.
+    Whole(Cow<'a, [T]>),
+    /// Each row one run of storage, found by the kept dims of the access's layout.
+    Runs(Access<'a, T>),
+    /// Gathered piece by piece.
+    Pieces(Access<'a, T>),
+}
+
+impl<'a, T: Element> RowSource<'a, T> {
+    /// The source for `x` viewed as `layout` (kept dims first, then the `row_len`
+    /// reduced elements of each row); pieces only for `split` work (else one gather, in
+    /// parallel when large, serves better).
+    ///
+    /// # Safety
+    /// As `contiguous_data`: nothing may write x's storage while the result lives.
+    unsafe fn of(x: &'a Data, layout: Layout, kept: usize, row_len: usize, split: bool) -> Self {
+        let strided = x.dtype() == T::DTYPE && !layout.is_contiguous() && Access::<T>::SLICEABLE;
+        if strided && row_len >= ROW_RUN_MIN && rows_are_runs(&layout, kept) {
+            return RowSource::Runs(crate::kernels::access_as::<T>(x, layout));
+        }
+        if strided && split {
+            let src = crate::kernels::access_as::<T>(x, layout.clone());
+            if strided::Pieces::new(&src).is_some() {
+                return RowSource::Pieces(src);
+            }
+        }
+        RowSource::Whole(read_as::<T>(x, layout))
+    }
+}
+
+/// Shortest row read in place as a run: shorter ones cost more in finding each row's
+/// start than a gather of their elements does.
+const ROW_RUN_MIN: usize = 64;
+
+/// Whether the dims of `layout` after the first `kept` lie as one contiguous run (their
+/// elements row-major at stride 1, size-1 dims aside).
+fn rows_are_runs(layout: &Layout, kept: usize) -> bool {
+    let mut expected = 1;
+    for d in (kept..layout.ndim()).rev() {
+        if layout.shape[d] != 1 {
+            if layout.strides[d] != expected {
+                return false;
+            }
+            expected *= layout.shape[d];
+        }
+    }
+    true
+}
+
+/// The storage offsets where the rows of `layout` start (its first `kept` dims walked
+/// row-major), from row `first` on.
+struct RowStarts<'l> {
+    layout: &'l Layout,
+    index: SmallVec<[usize; 6]>,
+    offset: usize,
+    done: bool,
+}
+
+impl<'l> RowStarts<'l> {
+    fn new(layout: &'l Layout, kept: usize, first: usize) -> Self {
+        let mut index: SmallVec<[usize; 6]> = SmallVec::from_elem(0, kept);
+        let (mut rest, mut offset) = (first, layout.offset);
+        for d in (0..kept).rev() {
+            index[d] = rest % layout.shape[d];
+            rest /= layout.shape[d];
+            offset += index[d] * layout.strides[d];
+        }
+        RowStarts {
+            layout,
+            index,
+            offset,
+            done: rest > 0,
+        }
+    }
+}
+
+impl Iterator for RowStarts<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.done {
+            return None;
+        }
+        let start = self.offset;
+        // The odometer: the last kept dim steps, carrying into the ones before it.
+        self.done = true;
+        for d in (0..self.index.len()).rev() {
+            self.index[d] += 1;
+            self.offset += self.layout.strides[d];
+            if self.index[d] < self.layout.shape[d] {
+                self.done = false;
+                break;
+            }
+            self.offset -= self.index[d] * self.layout.strides[d];
+            self.index[d] = 0;
+        }
+        Some(start)
+    }
 }
 
 /// Elements one task of a split reduction reads, about.

@@ -34,6 +34,7 @@ use crate::storage::{Access, Data};
 type Steps = SmallVec<[isize; 6]>;
 
 /// A copy between two layouts of one shape, coalesced (see Note: strided copies).
+#[derive(Clone)]
 struct Plan {
     shape: Dims,
     /// Per dim, the step in elements of the destination and of the source (negative
@@ -416,6 +417,54 @@ pub fn gather<S: Element, T: Element>(src: &Access<'_, S>, reversed: &[usize]) -
         out.set_len(n);
     }
     out
+}
+
+/// `src`'s row-major gather made a piece at a time, each piece into a buffer of its own:
+/// a kernel that folds a strided tensor in tasks gathers each task's part into a
+/// buffer that stays in cache, instead of all of it into one buffer first.
+pub struct Pieces<'s, 'a, S> {
+    src: &'s Access<'a, S>,
+    plan: Plan,
+}
+
+impl<'s, 'a, S: Element> Pieces<'s, 'a, S> {
+    /// None when the source walks the two inner dims transposed: that gather is fast
+    /// only whole, in tiles (see Note: strided copies).
+    pub fn new(src: &'s Access<'a, S>) -> Option<Self> {
+        let layout = src.layout();
+        let plan = Plan::new(
+            layout,
+            &[],
+            &Layout::contiguous(&layout.shape),
+            layout.numel(),
+        )
+        .expect("a contiguous layout of the source's shape");
+        (!plan.is_transpose()).then_some(Pieces { src, plan })
+    }
+
+    /// The elements at row-major positions `from..to` into `buf` (replacing what it held).
+    pub fn gather_into<T: Element>(&self, from: usize, to: usize, buf: &mut Vec<T>) {
+        assert!(
+            from <= to && to <= self.plan.numel(),
+            "a piece of the source"
+        );
+        buf.clear();
+        buf.reserve(to - from);
+        if from == to {
+            return;
+        }
+        // The destination is the contiguous layout, position p at offset p: shifted by
+        // `from`, positions from..to land at 0..to - from of `buf`.
+        let mut plan = self.plan.clone();
+        plan.dst_off -= from as isize;
+        // SAFETY: the plan's source is src's layout and its destination reaches offsets
+        // 0..to - from of `buf`'s capacity for these positions, each once, written by this
+        // call alone; so all to - from elements are written when copy_runs returns.
+        unsafe {
+            copy_runs(self.src, &Out(buf.as_mut_ptr()), &plan, from, to);
+            buf.set_len(to - from);
+        }
+    }
 }
 
 /// `parts` joined along `dim` into a fresh row-major `shape`, each cast to `T`: part i

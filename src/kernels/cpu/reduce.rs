@@ -5,7 +5,7 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::kinds::Reduce;
 use crate::kernels::reduce::{
-    in_memory_order, reduce_columns, reduce_rows, reduced_shape, ColumnFold,
+    in_memory_order, reduce_columns, reduce_rows, reduced_shape, strided_columns_copy, ColumnFold,
 };
 use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing, NanAsZero, Plain, Square, Term};
 use crate::kernels::traits::{Arith, Real};
@@ -16,6 +16,9 @@ use crate::storage::Data;
 pub fn reduce(x: &Data, dims: &[usize], op: Reduce, dtype: DType) -> Result<Data> {
     if let Some((x, dims)) = in_memory_order(x, dims) {
         return reduce(&x, &dims, op, dtype);
+    }
+    if let Some(x) = strided_columns_copy(x, dims) {
+        return reduce(&x, dims, op, dtype);
     }
     let out_shape = reduced_shape(&x.layout().shape, dims);
     match op {
@@ -121,6 +124,9 @@ pub fn reduce_with_index(x: &Data, dims: &[usize], op: Reduce) -> Result<(Data, 
     // One dim only: a position over several dims is counted in x's own order.
     if let Some((x, dims)) = in_memory_order(x, dims).filter(|_| dims.len() == 1) {
         return reduce_with_index(&x, &dims, op);
+    }
+    if let Some(x) = strided_columns_copy(x, dims) {
+        return reduce_with_index(&x, dims, op);
     }
     let shape = reduced_shape(&x.layout().shape, dims);
     Ok(crate::with_real!(x.dtype(), "max", T => {
