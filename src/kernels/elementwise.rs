@@ -229,6 +229,24 @@ pub fn zip<T: Element, U: Element>(
         let (row, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
         return Ok(data_from(map_rows(&y, &row, move |q, p| f(p, q)), &shape));
     }
+    // One operand holds one value per output row, the other a contiguous row for each
+    // (`x + v[:, None]`, the outer product `v[:, None] * w`). Through `par_tiles` the
+    // bookkeeping of each row cost half as much again as its arithmetic.
+    let rows_side = |l: &Layout| whole(l) || is_row_of(l, &shape);
+    if n > 0 && rows_side(la) && is_column_of(lb, &shape) {
+        // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
+        let (rows, col) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
+        if let Some(out) = map_columns::<T, U, false>(&col, &rows, &shape, &f) {
+            return Ok(data_from(out, &shape));
+        }
+    }
+    if n > 0 && rows_side(lb) && is_column_of(la, &shape) {
+        // SAFETY: as above, with the operands' roles swapped.
+        let (col, rows) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
+        if let Some(out) = map_columns::<T, U, true>(&col, &rows, &shape, &f) {
+            return Ok(data_from(out, &shape));
+        }
+    }
     if whole(la) && whole(lb) {
         // SAFETY: read-only; dropped before returning; the output is a fresh Vec.
         let (x, y) = unsafe { (contiguous_data::<T>(&a), contiguous_data::<T>(&b)) };
@@ -627,6 +645,89 @@ fn map_rows<T: Element, U: Element>(
     // row's length, so the chunks of `x` and `dst` pair up exactly.
     unsafe { out.set_len(x.len()) };
     out
+}
+
+/// Whether `l`, leading 1s aside, is the dims of `shape` before its last (or trailing ones
+/// of them) followed by a 1, where `shape`'s last dim is wider: one value per output row,
+/// repeated over the leading dims it lacks. Any strides: `map_columns` reads it gathered.
+fn is_column_of(l: &Layout, shape: &[usize]) -> bool {
+    let own = &l.shape[l.shape.iter().take_while(|&&d| d == 1).count()..];
+    match (own.split_last(), shape.split_last()) {
+        (Some((&1, lead)), Some((&last, rows))) => {
+            last > 1 && !lead.is_empty() && rows.ends_with(lead)
+        }
+        _ => false,
+    }
+}
+
+/// The output of `shape` where each row r of its last dim combines `col[r % col.len()]`
+/// with row `r % k` of `rows` (its k rows of that width): `f(col value, element)` when
+/// COL_LEFT, else `f(element, col value)`. Split over the team in fixed runs of whole
+/// rows, so no element depends on the thread count. None when the operands are not of
+/// that form or the output is empty.
+fn map_columns<T: Element, U: Element, const COL_LEFT: bool>(
+    col: &[T],
+    rows: &[T],
+    shape: &[usize],
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Option<Vec<U>> {
+    let n: usize = shape.iter().product();
+    let width = *shape.last()?;
+    if n == 0 || col.is_empty() || rows.is_empty() || !rows.len().is_multiple_of(width) {
+        return None;
+    }
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    if n >= PARALLEL_GRAIN {
+        let per_task = (CHUNK / width).max(1);
+        crate::kernels::par_chunks_mut(dst, per_task * width, |c, d| {
+            column_run::<T, U, COL_LEFT>(col, rows, c * per_task, width, d, f)
+        });
+    } else {
+        column_run::<T, U, COL_LEFT>(col, rows, 0, width, dst, f);
+    }
+    // SAFETY: `column_run` writes every element of the whole rows it is given (`col` and
+    // `rows` are nonempty, checked above), and the tasks' parts of `dst` are whole rows
+    // (`n` is the product of the dims, the last of which is `width`) that cover it.
+    unsafe { out.set_len(n) };
+    Some(out)
+}
+
+/// Output rows `first..` of `map_columns`, `dst` holding whole rows. One dispatched
+/// function for all of them, the value of a row held in a local, so that each row's loop
+/// is a vectorized scalar broadcast without a call or a reload per row (see `map_run`
+/// for why out of line).
+#[inline(never)]
+fn column_run<T: Copy, U, const COL_LEFT: bool>(
+    col: &[T],
+    rows: &[T],
+    first: usize,
+    width: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &impl Fn(T, T) -> U,
+) {
+    let k = rows.len() / width;
+    // Wrapping counters, not a division per row.
+    let (mut i, mut j) = (first % col.len(), first % k);
+    at_widest(
+        #[inline(always)]
+        || {
+            for d in dst.chunks_exact_mut(width) {
+                let (q, row) = (col[i], &rows[j * width..][..width]);
+                if COL_LEFT {
+                    for (o, &p) in d.iter_mut().zip(row) {
+                        o.write(f(q, p));
+                    }
+                } else {
+                    for (o, &p) in d.iter_mut().zip(row) {
+                        o.write(f(p, q));
+                    }
+                }
+                i = if i + 1 == col.len() { 0 } else { i + 1 };
+                j = if j + 1 == k { 0 } else { j + 1 };
+            }
+        },
+    )
 }
 
 /// Broadcasting ternary kernel for `where(cond, a, b)`.
