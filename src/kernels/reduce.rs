@@ -65,35 +65,19 @@ pub fn strided_columns_copy(x: &Data, dims: &[usize]) -> Option<Data> {
 
 /// Apply `row_fn` to each contiguous row of reduced elements; one result per output
 /// element, in row-major output order.
-pub fn reduce_rows<T: Element, U: Send>(
-    x: &Data,
-    dims: &[usize],
-    row_fn: impl Fn(&[T]) -> U + Sync + Send,
-) -> Vec<U> {
-    reduce_row_blocks(x, dims, |rows: &[&[T]], out: &mut Vec<U>| {
-        out.extend(rows.iter().map(|row| row_fn(row)));
-    })
-}
-
-/// As `reduce_rows`, a block of rows at a time: `block_fn(rows, out)` appends the
-/// result of each of `rows` to `out`, in order (it panics otherwise: an internal bug). Several rows at once let a kernel read them
-/// side by side.
 ///
 /// Rows come from memory in place when x's layout puts them one after the other, or each
 /// in one run of its own (`x[::2]` reduced over its last dim); else a task gathers its
 /// rows into a buffer of its own (`x[:, ::2]`), which stays in cache; else (a transpose,
 /// or a cast) all of x is gathered first.
-pub fn reduce_row_blocks<T: Element, U: Send>(
+pub fn reduce_rows<T: Element, U: Send>(
     x: &Data,
     dims: &[usize],
-    block_fn: impl Fn(&[&[T]], &mut Vec<U>) + Sync + Send,
+    row_fn: impl Fn(&[T]) -> U + Sync + Send,
 ) -> Vec<U> {
-    let block_fn = |rows: &[&[T]], out: &mut [MaybeUninit<U>]| {
-        let mut results = Vec::with_capacity(rows.len());
-        block_fn(rows, &mut results);
-        assert_eq!(results.len(), out.len(), "one result per row");
-        for (o, r) in out.iter_mut().zip(results) {
-            o.write(r);
+    let write_rows = |rows: &mut dyn Iterator<Item = &[T]>, out: &mut [MaybeUninit<U>]| {
+        for (o, row) in out.iter_mut().zip(rows) {
+            o.write(row_fn(row));
         }
     };
     let nd = x.layout().ndim();
@@ -126,20 +110,16 @@ pub fn reduce_row_blocks<T: Element, U: Send>(
     // SAFETY (all reads below): read-only; nothing here outlives this call; the outputs
     // are fresh Vecs.
     match unsafe { RowSource::of(x, layout, kept, row_len, parallel) } {
-        _ if row_len == 0 => block_fn(&vec![&[][..]; out_len], spare),
+        _ if row_len == 0 => write_rows(&mut std::iter::repeat(&[][..]), spare),
         RowSource::Whole(data) => run_tasks(spare, &|t, o| {
             let first = t * rows_per_task * row_len;
-            let rows: Vec<&[T]> = data[first..first + o.len() * row_len]
-                .chunks(row_len)
-                .collect();
-            block_fn(&rows, o);
+            write_rows(&mut data[first..].chunks(row_len), o);
         }),
         RowSource::Runs(src) => run_tasks(spare, &|t, o| {
             let starts = RowStarts::new(src.layout(), kept, t * rows_per_task);
             // SAFETY: the rows are runs of the layout (RowSource::of), read-only.
             let row = |start| unsafe { src.run(start, row_len) }.expect("a sliceable dtype");
-            let rows: Vec<&[T]> = starts.take(o.len()).map(row).collect();
-            block_fn(&rows, o);
+            write_rows(&mut starts.map(row), o);
         }),
         RowSource::Pieces(src) => {
             let pieces = strided::Pieces::new(&src).expect("not a transpose (RowSource::of)");
@@ -147,13 +127,12 @@ pub fn reduce_row_blocks<T: Element, U: Send>(
                 let from = t * rows_per_task * row_len;
                 let mut buf = Vec::new();
                 pieces.gather_into(from, from + o.len() * row_len, &mut buf);
-                let rows: Vec<&[T]> = buf.chunks(row_len).collect();
-                block_fn(&rows, o);
+                write_rows(&mut buf.chunks(row_len), o);
             });
         }
     }
     // SAFETY: each chunk of `out_len` results met as many whole rows (there are
-    // `out_len` rows), and `block_fn` wrote a result for each row it was given (checked).
+    // `out_len` rows, and wrote a result for each.
     unsafe { out.set_len(out_len) };
     out
 }
