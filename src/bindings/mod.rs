@@ -15,6 +15,7 @@ pub mod gc;
 pub mod hooks;
 pub mod index_methods;
 pub mod indexing;
+pub mod inplace_methods;
 pub mod linalg_methods;
 pub mod matrix_methods;
 pub mod memory;

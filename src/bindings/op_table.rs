@@ -11,7 +11,7 @@
 //! kind (views, `max`/`min` with their overloads, `to`, indexing, ...) keep hand-written
 //! methods in `tensor.rs`.
 
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -25,6 +25,7 @@ use crate::dtype::Scalar;
 use crate::kernels::kinds::{BinaryMath, Extremum};
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
 use crate::ops::binary_math as bm;
+use crate::ops::clamp::{self, ClampFn};
 use crate::ops::{classify, complex, extrema, inplace, reduce, rounding, special, unary};
 use crate::tensor::Tensor;
 
@@ -59,15 +60,15 @@ macro_rules! op_table {
         $m!($($x)* unary log10 [] (log10_ unary::Log10) : unary::log10);
         $m!($($x)* unary reciprocal [] (reciprocal_ unary::Reciprocal) : unary::reciprocal);
         $m!($($x)* unary abs [] (abs_ unary::Abs) : unary::abs);
-        $m!($($x)* unary sign [] : unary::sign);
-        $m!($($x)* unary sgn [] : unary::sgn);
-        $m!($($x)* unary floor [] : rounding::floor);
-        $m!($($x)* unary ceil [] : rounding::ceil);
-        $m!($($x)* unary trunc [fix] : rounding::trunc);
-        $m!($($x)* unary frac [] : rounding::frac);
+        $m!($($x)* unary sign [] (sign_ fn unary::sign_) : unary::sign);
+        $m!($($x)* unary sgn [] (sgn_ fn unary::sgn_) : unary::sgn);
+        $m!($($x)* unary floor [] (floor_ fn rounding::floor_) : rounding::floor);
+        $m!($($x)* unary ceil [] (ceil_ fn rounding::ceil_) : rounding::ceil);
+        $m!($($x)* unary trunc [fix] (trunc_ fn rounding::trunc_) : rounding::trunc);
+        $m!($($x)* unary frac [] (frac_ fn rounding::frac_) : rounding::frac);
         $m!($($x)* unary square [] : bin::square);
-        $m!($($x)* unary deg2rad [] : unary::deg2rad);
-        $m!($($x)* unary rad2deg [] : unary::rad2deg);
+        $m!($($x)* unary deg2rad [] (deg2rad_ fn unary::deg2rad_) : unary::deg2rad);
+        $m!($($x)* unary rad2deg [] (rad2deg_ fn unary::rad2deg_) : unary::rad2deg);
         $m!($($x)* unary isnan [] : classify::isnan);
         $m!($($x)* unary isinf [] : classify::isinf);
         $m!($($x)* unary isfinite [] : classify::isfinite);
@@ -106,7 +107,7 @@ macro_rules! op_table {
         $m!($($x)* compare ge(other) [] : Cmp::Ge);
         $m!($($x)* reduce sum [] : reduce::sum);
         $m!($($x)* reduce mean [] : reduce::mean);
-        $m!($($x)* clamp clamp [clip] (clamp_) : unary::clamp);
+        $m!($($x)* clamp clamp [clip] (clamp_) : clamp::clamp);
         $m!($($x)* unary angle [] : complex::angle);
         $m!($($x)* unary conj_physical [] : complex::conj_physical);
     };
@@ -174,9 +175,7 @@ pub fn arith_(
             Arithmetic::Sub => run(|| inplace::sub_(t, &b, alpha)),
             Arithmetic::Mul => run(|| inplace::mul_(t, &b)),
             Arithmetic::Div => run(|| inplace::div_(t, &b)),
-            Arithmetic::Pow => Err(PyNotImplementedError::new_err(
-                "pow_ with a tensor exponent is not supported yet",
-            )),
+            Arithmetic::Pow => run(|| inplace::pow_(t, &b)),
         },
     }
 }
@@ -349,11 +348,43 @@ fn unary_fn(py: Python<'_>, input: &Bound<'_, PyAny>, f: UnaryFn, op: &str) -> P
     to_py(py, run(|| f(&t))?)
 }
 
+/// clamp's bounds: numbers (or one-element tensors), or tensors.
+enum Bounds {
+    Numbers(Option<Scalar>, Option<Scalar>),
+    Tensors(Option<Tensor>, Option<Tensor>),
+}
+
 fn clamp_bounds(
     min: Option<&Bound<'_, PyAny>>,
     max: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(Option<Scalar>, Option<Scalar>)> {
-    Ok((bound_scalar(min)?, bound_scalar(max)?))
+) -> PyResult<Bounds> {
+    let tensor = |b: Option<&Bound<'_, PyAny>>| b.and_then(as_tensor_ref);
+    let is_number = |b: Option<&Bound<'_, PyAny>>| b.is_some_and(|o| as_scalar(o).is_some());
+    match (tensor(min), tensor(max)) {
+        (None, None) => Ok(Bounds::Numbers(bound_scalar(min)?, bound_scalar(max)?)),
+        _ if is_number(min) || is_number(max) => Err(PyTypeError::new_err(
+            "clamp() received an invalid combination of arguments - got a Tensor and a Number as bounds, but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n",
+        )),
+        (lo, hi) => Ok(Bounds::Tensors(lo, hi)),
+    }
+}
+
+fn clamp_with(t: &Tensor, bounds: Bounds) -> PyResult<Tensor> {
+    match bounds {
+        Bounds::Numbers(lo, hi) => run(|| clamp::clamp(t, lo, hi)),
+        Bounds::Tensors(lo, hi) => {
+            run(|| clamp::clamp_tensors(t, lo.as_ref(), hi.as_ref(), ClampFn::Clamp))
+        }
+    }
+}
+
+fn clamp_with_(t: &Tensor, bounds: Bounds) -> PyResult<()> {
+    match bounds {
+        Bounds::Numbers(lo, hi) => run(|| clamp::clamp_scalars_(t, lo, hi, ClampFn::Clamp)),
+        Bounds::Tensors(lo, hi) => {
+            run(|| clamp::clamp_tensors_(t, lo.as_ref(), hi.as_ref(), ClampFn::Clamp))
+        }
+    }
 }
 
 // ---------------------------------------------------------------- generated methods
@@ -363,6 +394,16 @@ type Out = PyResult<Py<PyAny>>;
 
 /// `Tensor.op`, its aliases and `Tensor.op_` for one line.
 macro_rules! tensor_methods {
+    (unary $name:ident [$($alias:ident),*] ($ip:ident fn $f_:path) : $f:path) => {
+        tensor_methods!(unary $name [$($alias),*] : $f);
+        #[pymethods]
+        impl PyTensor {
+            fn $ip(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+                run(|| $f_(&slf.get().t))?;
+                Ok(slf)
+            }
+        }
+    };
     (unary $name:ident [$($alias:ident),*] $(($ip:ident $op:path))? : $f:path) => {
         #[pymethods]
         impl PyTensor {
@@ -494,8 +535,7 @@ macro_rules! tensor_methods {
         impl PyTensor {
             #[pyo3(signature = (min=None, max=None))]
             fn $name(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
-                let (lo, hi) = clamp_bounds(min, max)?;
-                to_py(py, run(|| $f(&self.t, lo, hi))?)
+                to_py(py, clamp_with(&self.t, clamp_bounds(min, max)?)?)
             }
             $(#[pyo3(signature = (min=None, max=None))]
             fn $alias(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
@@ -507,8 +547,7 @@ macro_rules! tensor_methods {
                 min: Option<&Obj<'py>>,
                 max: Option<&Obj<'py>>,
             ) -> PyResult<Bound<'py, Self>> {
-                let (lo, hi) = clamp_bounds(min, max)?;
-                run(|| inplace::clamp_(&slf.get().t, lo, hi))?;
+                clamp_with_(&slf.get().t, clamp_bounds(min, max)?)?;
                 Ok(slf)
             }
         }
@@ -609,8 +648,7 @@ macro_rules! module_function {
             max: Option<&Obj<'_>>,
         ) -> Out {
             let t = input_tensor(input, stringify!($name))?;
-            let (lo, hi) = clamp_bounds(min, max)?;
-            to_py(py, run(|| $f(&t, lo, hi))?)
+            to_py(py, clamp_with(&t, clamp_bounds(min, max)?)?)
         }
     };
 }

@@ -266,7 +266,7 @@ impl PyTensor {
 }
 
 /// scatter's `src`: a tensor, or a number (the `value` overload).
-fn scatter_operand(
+pub(crate) fn scatter_operand(
     src: Option<&Obj<'_>>,
     op: &str,
 ) -> PyResult<(Option<Tensor>, Option<crate::dtype::Scalar>)> {

@@ -175,6 +175,10 @@ pub fn cumprod(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let dim = scan_dim(x, dim)?;
     apply1(Cumprod { dim, dtype }, std::slice::from_ref(x))
 }
+pub fn cumprod_(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<()> {
+    let dim = scan_dim(x, dim)?;
+    crate::ops::inplace::apply_inplace(Cumprod { dim, dtype }, std::slice::from_ref(x))
+}
 
 // ---------------------------------------------------------------- cummax / cummin
 

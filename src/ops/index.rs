@@ -228,24 +228,64 @@ pub fn scatter(
     value: Option<Scalar>,
     add: bool,
 ) -> Result<Tensor> {
-    let name = if add { "scatter_add" } else { "scatter" };
-    let dim = wrap_dim(dim, x.dim())?;
-    let index = index_i64(index, name, "int32/int64")?;
-    check_index_shape(x, dim, &index, src)?;
     if x.dim() == 0 {
-        // A scalar is a one-element line, written through a 1-d index and source.
-        let flat = |t: &Tensor| reshape(t, &[t.numel()]);
-        let src = src.map(flat).transpose()?;
+        scatter_op(x, dim, index, src, value, add)?; // torch's checks, on the scalar
         let line = scatter(
             &reshape(x, &[1])?,
             0,
-            &flat(&index)?,
-            src.as_ref(),
+            &flat(index)?,
+            flat_src(src)?.as_ref(),
             value,
             add,
         )?;
         return reshape(&line, &[]);
     }
+    let (op, inputs) = scatter_op(x, dim, index, src, value, add)?;
+    apply1(op, &inputs)
+}
+
+/// `scatter_` / `scatter_add_`: `scatter` written into `x`.
+pub fn scatter_(
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: Option<&Tensor>,
+    value: Option<Scalar>,
+    add: bool,
+) -> Result<()> {
+    if x.dim() == 0 {
+        scatter_op(x, dim, index, src, value, add)?;
+        let line = reshape(x, &[1])?;
+        return scatter_(&line, 0, &flat(index)?, flat_src(src)?.as_ref(), value, add);
+    }
+    let (op, inputs) = scatter_op(x, dim, index, src, value, add)?;
+    if let Some(s) = src {
+        crate::ops::inplace::check_no_overlap(x, s, false)?;
+    }
+    crate::ops::inplace::apply_inplace(op, &inputs)
+}
+
+/// A scalar is a one-element line, written through a 1-d index and source.
+fn flat(t: &Tensor) -> Result<Tensor> {
+    reshape(t, &[t.numel()])
+}
+fn flat_src(src: Option<&Tensor>) -> Result<Option<Tensor>> {
+    src.map(flat).transpose()
+}
+
+/// The checked op and inputs of a scatter into an at least 1-d `x`.
+fn scatter_op(
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: Option<&Tensor>,
+    value: Option<Scalar>,
+    add: bool,
+) -> Result<(Scatter, Vec<Tensor>)> {
+    let name = if add { "scatter_add" } else { "scatter" };
+    let dim = wrap_dim(dim, x.dim())?;
+    let index = index_i64(index, name, "int32/int64")?;
+    check_index_shape(x, dim, &index, src)?;
     let op = Scatter { dim, value, add };
     match src {
         Some(s) => {
@@ -254,9 +294,10 @@ pub fn scatter(
                     "{name}(): Expected self.dtype to be equal to src.dtype"
                 )));
             }
-            apply1(op, &[x.clone(), index.clone(), src_for(s, &index)?])
+            let src = src_for(s, &index)?;
+            Ok((op, vec![x.clone(), index, src]))
         }
-        None => apply1(op, &[x.clone(), index]),
+        None => Ok((op, vec![x.clone(), index])),
     }
 }
 

@@ -11,7 +11,6 @@ use crate::error::{Error, Result};
 use crate::ops::binary::{Add, Arithmetic, Div, Mul, ScalarOp, ScalarOpKind, Sub};
 use crate::ops::device::write_into;
 use crate::ops::rules::batch_broadcast;
-use crate::ops::unary::Clamp;
 use crate::ops::{
     build_node, recording, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, Tangents, VjpCtx,
 };
@@ -252,6 +251,11 @@ pub fn div_(t: &Tensor, other: &Tensor) -> Result<()> {
     check_no_overlap(t, other, true)?;
     apply_inplace(Div, &[t.clone(), other.clone()])
 }
+/// `t.pow_(exponent)` with a tensor exponent.
+pub fn pow_(t: &Tensor, exponent: &Tensor) -> Result<()> {
+    check_no_overlap(t, exponent, true)?;
+    apply_inplace(crate::ops::binary::Pow, &[t.clone(), exponent.clone()])
+}
 /// `t ⊕= s` for a Python number (recorded like torch, with a wrapped-number tensor).
 pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
     let w = crate::ops::binary::wrapped_scalar(t, s);
@@ -268,9 +272,6 @@ pub fn scalar_(t: &Tensor, kind: Arithmetic, s: Scalar) -> Result<()> {
             std::slice::from_ref(t),
         ),
     }
-}
-pub fn clamp_(t: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
-    apply_inplace(Clamp { min, max }, std::slice::from_ref(t))
 }
 /// `exp_`, `sin_`, `relu_`, ...: a unary op written back into its input.
 pub fn unary_<O: Op>(op: O, t: &Tensor) -> Result<()> {

@@ -30,6 +30,7 @@ pub mod advanced_index;
 pub mod binary;
 pub mod binary_math;
 pub mod bitwise;
+pub mod clamp;
 pub mod classify;
 pub mod complex;
 pub mod creation;

@@ -51,9 +51,10 @@ impl Op for Round {
     }
 }
 
-/// floor/ceil/trunc/round/frac of `x`. Integer inputs are already integral: rounding
-/// them to whole numbers gives a copy, as torch does; the rest refuse them.
-pub fn round(x: &Tensor, r: Rounding) -> Result<Tensor> {
+/// What rounding `x` takes: refused (complex, and the kinds integers lack), nothing
+/// (integers are already whole: floor/ceil/trunc/round give them back as they are, as
+/// torch does), or the op.
+fn rounding_of(x: &Tensor, r: Rounding) -> Result<Option<Round>> {
     let d = x.dtype();
     if d.is_complex() {
         // torch: frac and round reach a kernel without complex; the others refuse first.
@@ -76,11 +77,27 @@ pub fn round(x: &Tensor, r: Rounding) -> Result<Tensor> {
                 &format!("{}_vml_cpu", r.name()),
                 d,
             )),
-            (true, _) => crate::ops::unary::clone(x),
+            (true, _) => Ok(None),
             (false, _) => Err(crate::dtype::unsupported(&format!("{}_cpu", r.name()), d)),
         };
     }
-    apply1(Round(r), std::slice::from_ref(x))
+    Ok(Some(Round(r)))
+}
+
+/// floor/ceil/trunc/round/frac of `x` (a copy for whole-number kinds of integers).
+pub fn round(x: &Tensor, r: Rounding) -> Result<Tensor> {
+    match rounding_of(x, r)? {
+        Some(op) => apply1(op, std::slice::from_ref(x)),
+        None => crate::ops::unary::clone(x),
+    }
+}
+
+/// `floor_`, `round_(decimals=)`, ...: `x` rounded in place (integers stay as they are).
+pub fn round_(x: &Tensor, r: Rounding) -> Result<()> {
+    match rounding_of(x, r)? {
+        Some(op) => crate::ops::inplace::apply_inplace(op, std::slice::from_ref(x)),
+        None => crate::ops::inplace::check_inplace(x),
+    }
 }
 
 pub fn floor(x: &Tensor) -> Result<Tensor> {
@@ -94,4 +111,16 @@ pub fn trunc(x: &Tensor) -> Result<Tensor> {
 }
 pub fn frac(x: &Tensor) -> Result<Tensor> {
     round(x, Rounding::Frac)
+}
+pub fn floor_(x: &Tensor) -> Result<()> {
+    round_(x, Rounding::Floor)
+}
+pub fn ceil_(x: &Tensor) -> Result<()> {
+    round_(x, Rounding::Ceil)
+}
+pub fn trunc_(x: &Tensor) -> Result<()> {
+    round_(x, Rounding::Trunc)
+}
+pub fn frac_(x: &Tensor) -> Result<()> {
+    round_(x, Rounding::Frac)
 }

@@ -71,6 +71,10 @@ pub fn cumsum(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let dim = scan_dim(x, dim)?;
     apply1(Cumsum { dim, dtype }, std::slice::from_ref(x))
 }
+pub fn cumsum_(x: &Tensor, dim: i64, dtype: Option<DType>) -> Result<()> {
+    let dim = scan_dim(x, dim)?;
+    crate::ops::inplace::apply_inplace(Cumsum { dim, dtype }, std::slice::from_ref(x))
+}
 
 /// The sums from each position to the end of its line along `dim` (of at least 1-D `g`).
 pub(crate) fn rev_cumsum(g: &Tensor, dim: usize) -> Result<Tensor> {

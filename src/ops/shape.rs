@@ -158,14 +158,22 @@ impl Op for Triangle {
     }
 }
 
-pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
+fn triangle_of(x: &Tensor, diagonal: i64, upper: bool) -> Result<Triangle> {
     if x.dim() < 2 {
         return Err(Error::runtime(format!(
             "{}: input tensor must have at least 2 dimensions",
             if upper { "triu" } else { "tril" }
         )));
     }
-    apply1(Triangle { diagonal, upper }, std::slice::from_ref(x))
+    Ok(Triangle { diagonal, upper })
+}
+pub fn triangle(x: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
+    apply1(triangle_of(x, diagonal, upper)?, std::slice::from_ref(x))
+}
+/// `tril_` / `triu_`.
+pub fn triangle_(x: &Tensor, diagonal: i64, upper: bool) -> Result<()> {
+    let op = triangle_of(x, diagonal, upper)?;
+    crate::ops::inplace::apply_inplace(op, std::slice::from_ref(x))
 }
 
 // ---------------------------------------------------------------- repeat

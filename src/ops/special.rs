@@ -9,11 +9,10 @@ use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::kinds::{Special, Unary};
 use crate::ops::binary::{compare_scalar, div, mul, mul_scalar, sub_scalar_rev, where_, Cmp};
+use crate::ops::clamp::clamp;
 use crate::ops::classify::{isfinite, isnan, isneginf, isposinf};
 use crate::ops::rules::{batch_unary, composite, elementwise_jvp, linear_jvp, Partial};
-use crate::ops::unary::{
-    clamp, cos, exp, float_dtype, float_unary_op, log, neg, run, sin, to_dtype,
-};
+use crate::ops::unary::{cos, exp, float_dtype, float_unary_op, log, neg, run, sin, to_dtype};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };

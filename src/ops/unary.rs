@@ -136,19 +136,29 @@ Rad2Deg, rad2deg_real, "Rad2DegBackward0", func Rad2Deg, save: SaveRef::Input(0)
 
 /// `deg2rad` / `rad2deg`: real tensors only (integers and bool compute in the default
 /// float dtype), as torch.
-fn angle_unit(x: &Tensor, name: &str, f: fn(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+fn real_angles(x: &Tensor, name: &str) -> Result<()> {
     if x.dtype().is_complex() {
         return Err(crate::error::Error::not_implemented(format!(
             "{name} is not supported for complex tensors."
         )));
     }
-    f(x)
+    Ok(())
 }
 pub fn deg2rad(x: &Tensor) -> Result<Tensor> {
-    angle_unit(x, "deg2rad", deg2rad_real)
+    real_angles(x, "deg2rad")?;
+    deg2rad_real(x)
 }
 pub fn rad2deg(x: &Tensor) -> Result<Tensor> {
-    angle_unit(x, "rad2deg", rad2deg_real)
+    real_angles(x, "rad2deg")?;
+    rad2deg_real(x)
+}
+pub fn deg2rad_(x: &Tensor) -> Result<()> {
+    real_angles(x, "deg2rad")?;
+    crate::ops::inplace::apply_inplace(Deg2Rad, std::slice::from_ref(x))
+}
+pub fn rad2deg_(x: &Tensor) -> Result<()> {
+    real_angles(x, "rad2deg")?;
+    crate::ops::inplace::apply_inplace(Rad2Deg, std::slice::from_ref(x))
 }
 
 float_unary_op!(
@@ -318,14 +328,23 @@ fn complex_sgn_derivative(z: &Tensor, v: &Tensor) -> Result<Tensor> {
 pub fn sgn(x: &Tensor) -> Result<Tensor> {
     apply1(Sgn { called_sign: false }, std::slice::from_ref(x))
 }
+pub fn sgn_(x: &Tensor) -> Result<()> {
+    crate::ops::inplace::apply_inplace(Sgn { called_sign: false }, std::slice::from_ref(x))
+}
 /// `sign`: real tensors only (torch points complex users to `sgn`).
-pub fn sign(x: &Tensor) -> Result<Tensor> {
+fn sign_of(x: &Tensor) -> Result<Sgn> {
     if x.dtype().is_complex() {
         return Err(crate::error::Error::not_implemented(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
         ));
     }
-    apply1(Sgn { called_sign: true }, std::slice::from_ref(x))
+    Ok(Sgn { called_sign: true })
+}
+pub fn sign(x: &Tensor) -> Result<Tensor> {
+    apply1(sign_of(x)?, std::slice::from_ref(x))
+}
+pub fn sign_(x: &Tensor) -> Result<()> {
+    crate::ops::inplace::apply_inplace(sign_of(x)?, std::slice::from_ref(x))
 }
 
 /// Complex conjugate (a copy; identity for real tensors, which return themselves).
@@ -442,70 +461,6 @@ pub fn to_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
         return Ok(x.clone());
     }
     apply1(ToCopy { dtype }, std::slice::from_ref(x))
-}
-
-/// clamp(min, max) with scalar bounds; the gradient passes where min <= x <= max.
-pub struct Clamp {
-    pub min: Option<Scalar>,
-    pub max: Option<Scalar>,
-}
-impl Op for Clamp {
-    fn name(&self) -> &'static str {
-        "ClampBackward1"
-    }
-    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        let x = &inputs[0];
-        if self.min.is_none() && self.max.is_none() {
-            return Err(crate::error::Error::runtime(
-                "torch.clamp: At least one of 'min' or 'max' must not be None",
-            ));
-        }
-        let dtype = [self.min, self.max]
-            .iter()
-            .flatten()
-            .fold(x.dtype(), |d, &s| crate::dtype::promote_with_scalar(d, s));
-        let out = backend(x)?.clamp(&x.data(), self.min, self.max, dtype)?;
-        Ok(smallvec![wrap(out)])
-    }
-    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
-        smallvec![Some(SaveRef::Input(0))]
-    }
-    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        let g = ctx.grad(0)?;
-        Ok(smallvec![Some(match self.partial(ctx.saved(0)?)? {
-            Some(d) => d.vjp(&g)?,
-            None => g,
-        })])
-    }
-    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        match self.partial(&ctx.primals[0])? {
-            Some(d) => elementwise_jvp(ctx, |_| Ok(d.clone())),
-            None => linear_jvp(ctx, |t| Ok(t.clone())),
-        }
-    }
-    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_unary(ctx, |x| clamp(x, self.min, self.max))
-    }
-}
-impl Clamp {
-    /// The mask `min <= x <= max` (None: no bound, the derivative is 1).
-    fn partial(&self, x: &Tensor) -> Result<Option<Partial>> {
-        let mut mask: Option<Tensor> = None;
-        if let Some(lo) = self.min {
-            mask = Some(crate::ops::binary::ge_scalar(x, lo)?);
-        }
-        if let Some(hi) = self.max {
-            let m = crate::ops::binary::le_scalar(x, hi)?;
-            mask = Some(match mask {
-                Some(prev) => mul(&prev, &m)?,
-                None => m,
-            });
-        }
-        Ok(mask.map(Partial::Mul))
-    }
-}
-pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    apply1(Clamp { min, max }, std::slice::from_ref(x))
 }
 
 /// Identity whose backward sends an undefined gradient (gradcheck's undefined-grad

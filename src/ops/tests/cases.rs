@@ -5,6 +5,7 @@ use crate::dtype::{DType, Scalar};
 use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
+use crate::ops::clamp::{Clamp, ClampFn, ClampTensor};
 use crate::ops::cumulative::{Cummax, Cumprod, Logcumsumexp};
 use crate::ops::diag::{DiagEmbed, DiagonalCopy};
 use crate::ops::extrema::{Amax, Pairwise};
@@ -137,6 +138,16 @@ fn one_with_zeros(d: DType) -> Vec<Tensor> {
     )
     .expect("mask");
     vec![crate::ops::binary::mul(&x, &mask).expect("zeros")]
+}
+
+/// x [3, 4] between bounds min [4] near -0.5 and max [3, 1] near 0.5 (min < max, so
+/// torch's vjp and jvp of clamp agree and the transpose identity holds).
+fn clamp_bounds(d: DType) -> Vec<Tensor> {
+    let near = |shape: &[usize], at: f64| {
+        let r = crate::ops::binary::mul_scalar(&randn(shape, d), Scalar::Float(0.1)).unwrap();
+        crate::ops::binary::add_scalar(&r, Scalar::Float(at)).unwrap()
+    };
+    vec![randn(&[3, 4], d), near(&[4], -0.5), near(&[3, 1], 0.5)]
 }
 
 fn ternary_cases() -> Vec<Case> {
@@ -318,9 +329,46 @@ fn base_cases() -> Vec<Case> {
                 Box::new(Clamp {
                     min: Some(Scalar::Float(-0.5)),
                     max: Some(Scalar::Float(0.7)),
+                    called: ClampFn::Clamp,
                 })
             },
             one,
+        ),
+        c(
+            "clamp_tensors",
+            false,
+            |_| {
+                Box::new(ClampTensor {
+                    has_min: true,
+                    has_max: true,
+                    called: ClampFn::Clamp,
+                })
+            },
+            clamp_bounds,
+        ),
+        c(
+            "clamp_min_tensor",
+            false,
+            |_| {
+                Box::new(ClampTensor {
+                    has_min: true,
+                    has_max: false,
+                    called: ClampFn::Min,
+                })
+            },
+            two,
+        ),
+        c(
+            "clamp_max_tensor",
+            false,
+            |_| {
+                Box::new(ClampTensor {
+                    has_min: false,
+                    has_max: true,
+                    called: ClampFn::Max,
+                })
+            },
+            two,
         ),
         c("undefined_grad", true, |_| Box::new(UndefinedGrad), one),
         c(
