@@ -54,6 +54,7 @@ def test_rounding_an_integer_tensor_in_place_keeps_it():
 
 
 def test_inplace_on_a_leaf_requiring_grad_is_refused():
+    """C97: the new in-place forms refuse a requires-grad leaf like add_."""
     x = torch.randn(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         x.floor_()
@@ -137,3 +138,12 @@ def test_clamp_mixing_tensor_and_number_bounds_is_a_type_error():
 def test_clamp_tensor_bounds_must_broadcast():
     with pytest.raises(RuntimeError, match="must match the size"):
         torch.clamp(torch.randn(3), min=torch.zeros(2))
+
+
+def test_clamp_zero_dim_tensor_beside_a_number_reads_as_a_number():
+    x = torch.randn(3, requires_grad=True)
+    out = torch.clamp(x, min=torch.tensor(0.0), max=0.5)
+    assert type(out.grad_fn).__name__ == "ClampBackward1"
+    assert torch.equal(out, torch.clamp(x, 0.0, 0.5))
+    with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+        torch.clamp(x, min=torch.tensor([0.0]), max=0.5)

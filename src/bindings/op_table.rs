@@ -25,7 +25,7 @@ use crate::dtype::Scalar;
 use crate::kernels::kinds::{BinaryMath, Extremum};
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
 use crate::ops::binary_math as bm;
-use crate::ops::clamp::{self, ClampFn};
+use crate::ops::clamp;
 use crate::ops::{classify, complex, extrema, inplace, reduce, rounding, special, unary};
 use crate::tensor::Tensor;
 
@@ -107,7 +107,7 @@ macro_rules! op_table {
         $m!($($x)* compare ge(other) [] : Cmp::Ge);
         $m!($($x)* reduce sum [] : reduce::sum);
         $m!($($x)* reduce mean [] : reduce::mean);
-        $m!($($x)* clamp clamp [clip] (clamp_) : clamp::clamp);
+        $m!($($x)* clamp clamp [clip] (clamp_) : clamp_with);
         $m!($($x)* unary angle [] : complex::angle);
         $m!($($x)* unary conj_physical [] : complex::conj_physical);
     };
@@ -348,7 +348,7 @@ fn unary_fn(py: Python<'_>, input: &Bound<'_, PyAny>, f: UnaryFn, op: &str) -> P
     to_py(py, run(|| f(&t))?)
 }
 
-/// clamp's bounds: numbers (or one-element tensors), or tensors.
+/// clamp's bounds: numbers, or tensors.
 enum Bounds {
     Numbers(Option<Scalar>, Option<Scalar>),
     Tensors(Option<Tensor>, Option<Tensor>),
@@ -360,30 +360,35 @@ fn clamp_bounds(
 ) -> PyResult<Bounds> {
     let tensor = |b: Option<&Bound<'_, PyAny>>| b.and_then(as_tensor_ref);
     let is_number = |b: Option<&Bound<'_, PyAny>>| b.is_some_and(|o| as_scalar(o).is_some());
-    match (tensor(min), tensor(max)) {
-        (None, None) => Ok(Bounds::Numbers(bound_scalar(min)?, bound_scalar(max)?)),
-        _ if is_number(min) || is_number(max) => Err(PyTypeError::new_err(
-            "clamp() received an invalid combination of arguments - got a Tensor and a Number as bounds, but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n",
-        )),
-        (lo, hi) => Ok(Bounds::Tensors(lo, hi)),
+    let (lo, hi) = (tensor(min), tensor(max));
+    // With a number beside it, a 0-dim tensor reads as a number (torch's parser takes
+    // the number overload); any other tensor there matches neither overload.
+    let mixed = is_number(min) || is_number(max);
+    let all_scalars = [&lo, &hi]
+        .iter()
+        .all(|t| t.as_ref().is_none_or(|t| t.dim() == 0));
+    if (lo.is_none() && hi.is_none()) || (mixed && all_scalars) {
+        return Ok(Bounds::Numbers(bound_scalar(min)?, bound_scalar(max)?));
     }
+    if mixed {
+        return Err(PyTypeError::new_err(
+            "clamp() received an invalid combination of arguments - got a Tensor and a Number as bounds, but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n",
+        ));
+    }
+    Ok(Bounds::Tensors(lo, hi))
 }
 
 fn clamp_with(t: &Tensor, bounds: Bounds) -> PyResult<Tensor> {
     match bounds {
         Bounds::Numbers(lo, hi) => run(|| clamp::clamp(t, lo, hi)),
-        Bounds::Tensors(lo, hi) => {
-            run(|| clamp::clamp_tensors(t, lo.as_ref(), hi.as_ref(), ClampFn::Clamp))
-        }
+        Bounds::Tensors(lo, hi) => run(|| clamp::clamp_tensors(t, lo.as_ref(), hi.as_ref())),
     }
 }
 
 fn clamp_with_(t: &Tensor, bounds: Bounds) -> PyResult<()> {
     match bounds {
-        Bounds::Numbers(lo, hi) => run(|| clamp::clamp_scalars_(t, lo, hi, ClampFn::Clamp)),
-        Bounds::Tensors(lo, hi) => {
-            run(|| clamp::clamp_tensors_(t, lo.as_ref(), hi.as_ref(), ClampFn::Clamp))
-        }
+        Bounds::Numbers(lo, hi) => run(|| clamp::clamp_(t, lo, hi)),
+        Bounds::Tensors(lo, hi) => run(|| clamp::clamp_tensors_(t, lo.as_ref(), hi.as_ref())),
     }
 }
 
@@ -535,7 +540,7 @@ macro_rules! tensor_methods {
         impl PyTensor {
             #[pyo3(signature = (min=None, max=None))]
             fn $name(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
-                to_py(py, clamp_with(&self.t, clamp_bounds(min, max)?)?)
+                to_py(py, $f(&self.t, clamp_bounds(min, max)?)?)
             }
             $(#[pyo3(signature = (min=None, max=None))]
             fn $alias(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
@@ -648,7 +653,7 @@ macro_rules! module_function {
             max: Option<&Obj<'_>>,
         ) -> Out {
             let t = input_tensor(input, stringify!($name))?;
-            to_py(py, clamp_with(&t, clamp_bounds(min, max)?)?)
+            to_py(py, $f(&t, clamp_bounds(min, max)?)?)
         }
     };
 }

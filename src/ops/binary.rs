@@ -645,59 +645,6 @@ pub fn compare_scalar(a: &Tensor, s: Scalar, cmp: Cmp) -> Result<Tensor> {
     compare(a, &other, cmp)
 }
 
-/// `a.eq_(b)`, `a.lt_(2)`, ...: the comparison written into `a` as 1s and 0s of its
-/// dtype. torch records it (EqBackward0 for a number, EqBackward1 for a tensor) with
-/// zero gradients: the result is piecewise constant.
-#[derive(Clone, Copy)]
-pub struct CompareInPlace {
-    pub cmp: Cmp,
-    pub number: bool,
-}
-impl Op for CompareInPlace {
-    fn name(&self) -> &'static str {
-        use Cmp::*;
-        match (self.cmp, self.number) {
-            (Eq, true) => "EqBackward0",
-            (Eq, false) => "EqBackward1",
-            (Ne, true) => "NeBackward0",
-            (Ne, false) => "NeBackward1",
-            (Lt, true) => "LtBackward0",
-            (Lt, false) => "LtBackward1",
-            (Le, true) => "LeBackward0",
-            (Le, false) => "LeBackward1",
-            (Gt, true) => "GtBackward0",
-            (Gt, false) => "GtBackward1",
-            (Ge, true) => "GeBackward0",
-            (Ge, false) => "GeBackward1",
-        }
-    }
-    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
-        Ok(smallvec![compare(&inputs[0], &inputs[1], self.cmp)?])
-    }
-    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
-        (0..2)
-            .map(|i| {
-                let m = &ctx.inputs[i];
-                ctx.needs(i)
-                    .then(|| Tensor::zeros(&m.shape, m.dtype))
-                    .transpose()
-            })
-            .collect()
-    }
-    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let out = &ctx.outputs[0];
-        Ok(smallvec![Some(Tensor::zeros(&out.shape(), out.dtype())?)])
-    }
-    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_broadcast(ctx, |args| compare(&args[0], &args[1], self.cmp))
-    }
-}
-/// `a.cmp_(b)` in place (`number`: `b` is a wrapped Python number).
-pub fn compare_(a: &Tensor, b: &Tensor, cmp: Cmp, number: bool) -> Result<()> {
-    crate::ops::inplace::check_no_overlap(a, b, true)?;
-    crate::ops::inplace::apply_inplace(CompareInPlace { cmp, number }, &[a.clone(), b.clone()])
-}
-
 pub fn eq_scalar(a: &Tensor, s: Scalar) -> Result<Tensor> {
     compare_scalar(a, s, Cmp::Eq)
 }

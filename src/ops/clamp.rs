@@ -1,7 +1,5 @@
-//! `clamp` / `clip` / `clamp_min` / `clamp_max`, with number bounds (`Clamp`) or tensor
-//! bounds (`ClampTensor`). torch names the nodes after the overload: ClampBackward1 for
-//! numbers, ClampBackward0 for tensors, ClampMin/ClampMaxBackward0 (numbers) and
-//! ClampMin/ClampMaxBackward1 (tensors) for the one-sided functions.
+//! `clamp` / `clip`, with number bounds (`Clamp`, torch's ClampBackward1) or tensor
+//! bounds (`ClampTensor`, ClampBackward0).
 
 use smallvec::{smallvec, SmallVec};
 
@@ -29,29 +27,16 @@ fn or(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     crate::ops::bitwise::bitwise(a, b, Bitwise::Or)
 }
 
-/// Which function a clamp node came from (it names the node).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum ClampFn {
-    Clamp,
-    Min,
-    Max,
-}
-
 const NO_BOUND: &str = "torch.clamp: At least one of 'min' or 'max' must not be None";
 
 /// clamp(min, max) with number bounds; the gradient passes where min <= x <= max.
 pub struct Clamp {
     pub min: Option<Scalar>,
     pub max: Option<Scalar>,
-    pub called: ClampFn,
 }
 impl Op for Clamp {
     fn name(&self) -> &'static str {
-        match self.called {
-            ClampFn::Clamp => "ClampBackward1",
-            ClampFn::Min => "ClampMinBackward0",
-            ClampFn::Max => "ClampMaxBackward0",
-        }
+        "ClampBackward1"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
@@ -82,10 +67,7 @@ impl Op for Clamp {
         }
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        let (min, max, called) = (self.min, self.max, self.called);
-        batch_unary(ctx, |x| {
-            apply1(Clamp { min, max, called }, std::slice::from_ref(x))
-        })
+        batch_unary(ctx, |x| clamp(x, self.min, self.max))
     }
 }
 impl Clamp {
@@ -107,23 +89,10 @@ impl Clamp {
 }
 
 pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    clamp_scalars(x, min, max, ClampFn::Clamp)
+    apply1(Clamp { min, max }, std::slice::from_ref(x))
 }
-pub fn clamp_scalars(
-    x: &Tensor,
-    min: Option<Scalar>,
-    max: Option<Scalar>,
-    called: ClampFn,
-) -> Result<Tensor> {
-    apply1(Clamp { min, max, called }, std::slice::from_ref(x))
-}
-pub fn clamp_scalars_(
-    x: &Tensor,
-    min: Option<Scalar>,
-    max: Option<Scalar>,
-    called: ClampFn,
-) -> Result<()> {
-    apply_inplace(Clamp { min, max, called }, std::slice::from_ref(x))
+pub fn clamp_(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
+    apply_inplace(Clamp { min, max }, std::slice::from_ref(x))
 }
 
 /// clamp with tensor bounds: inputs `[x, min]`, `[x, max]` or `[x, min, max]` (the
@@ -133,7 +102,6 @@ pub fn clamp_scalars_(
 pub struct ClampTensor {
     pub has_min: bool,
     pub has_max: bool,
-    pub called: ClampFn,
 }
 
 impl ClampTensor {
@@ -142,52 +110,70 @@ impl ClampTensor {
         let max = self.has_max.then(|| &inputs[inputs.len() - 1]);
         (min, max)
     }
-    /// Where each of x, min, max gets the gradient (torch's clamp_backward_min_max):
-    /// x where min <= x <= max, min where x < min, max where x > max.
-    fn masks(&self, inputs: &[Tensor]) -> Result<SmallVec<[Tensor; 3]>> {
+    /// One mask per input, in input order: where that input's gradient (`jvp`: false)
+    /// or tangent (`jvp`: true) goes. The gradient follows torch's
+    /// clamp_backward_min_max: x where min <= x <= max, min where x < min, max where
+    /// x > max. The tangent follows torch's clamp_jvp: a bound's where it is active
+    /// (max wins when min > max; with one bound, at the tie too), x's elsewhere.
+    fn masks(&self, inputs: &[Tensor], jvp: bool) -> Result<SmallVec<[Tensor; 3]>> {
         let x = &inputs[0];
-        let (min, max) = self.bounds(inputs);
-        let mut masks: SmallVec<[Tensor; 3]> = SmallVec::new();
-        let mut pass: Option<Tensor> = None;
-        let mut sides: SmallVec<[Tensor; 2]> = SmallVec::new();
-        if let Some(lo) = min {
-            let inside = compare(x, lo, Cmp::Ge)?;
-            sides.push(not(&inside)?);
-            pass = Some(inside);
-        }
-        if let Some(hi) = max {
-            let inside = compare(x, hi, Cmp::Le)?;
-            sides.push(not(&inside)?);
-            pass = Some(match pass {
-                Some(p) => and(&p, &inside)?,
-                None => inside,
-            });
-        }
-        masks.push(pass.expect("ClampTensor has a bound"));
-        masks.extend(sides);
+        let (on_min, on_max) = match self.bounds(inputs) {
+            (Some(lo), Some(hi)) if jvp => {
+                let crossed = compare(lo, hi, Cmp::Gt)?;
+                let below = compare(x, lo, Cmp::Lt)?;
+                let above = compare(x, hi, Cmp::Gt)?;
+                let on_min = and(&not(&crossed)?, &below)?;
+                let on_max = or(&crossed, &and(&not(&below)?, &above)?)?;
+                (Some(on_min), Some(on_max))
+            }
+            (lo, hi) => {
+                let (below, above) = if jvp {
+                    (Cmp::Le, Cmp::Ge)
+                } else {
+                    (Cmp::Lt, Cmp::Gt)
+                };
+                let on_min = lo.map(|lo| compare(x, lo, below)).transpose()?;
+                let on_max = hi.map(|hi| compare(x, hi, above)).transpose()?;
+                (on_min, on_max)
+            }
+        };
+        let active = match (&on_min, &on_max) {
+            (Some(a), Some(b)) => or(a, b)?,
+            (Some(a), None) | (None, Some(a)) => a.clone(),
+            (None, None) => return Err(Error::runtime(NO_BOUND)),
+        };
+        let mut masks = smallvec![not(&active)?];
+        masks.extend(on_min);
+        masks.extend(on_max);
         Ok(masks)
+    }
+}
+
+/// `t` in `dtype` (a copy only when it is not already).
+fn in_dtype(t: &Tensor, dtype: crate::dtype::DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        Ok(t.clone())
+    } else {
+        cast(t, dtype)
     }
 }
 
 impl Op for ClampTensor {
     fn name(&self) -> &'static str {
-        match self.called {
-            ClampFn::Clamp => "ClampBackward0",
-            ClampFn::Min => "ClampMinBackward1",
-            ClampFn::Max => "ClampMaxBackward1",
-        }
+        "ClampBackward0"
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let types: SmallVec<[(crate::dtype::DType, bool); 3]> =
             inputs.iter().map(|t| (t.dtype(), t.dim() == 0)).collect();
         let dtype = result_type(&types, &[]);
         let (min, max) = self.bounds(inputs);
-        let mut out = cast(&inputs[0], dtype)?;
-        if let Some(lo) = min {
-            out = Pairwise(Extremum::Maximum).forward(&[out, cast(lo, dtype)?])?[0].clone();
-        }
-        if let Some(hi) = max {
-            out = Pairwise(Extremum::Minimum).forward(&[out, cast(hi, dtype)?])?[0].clone();
+        let mut out = in_dtype(&inputs[0], dtype)?;
+        for (bound, side) in [(min, Extremum::Maximum), (max, Extremum::Minimum)] {
+            if let Some(b) = bound {
+                out = Pairwise(side)
+                    .forward(&[out, in_dtype(b, dtype)?])?
+                    .swap_remove(0);
+            }
         }
         Ok(smallvec![out])
     }
@@ -201,43 +187,16 @@ impl Op for ClampTensor {
             .map(|i| ctx.saved(i).cloned())
             .collect::<Result<_>>()?;
         let zero = zeros_like(&g)?;
-        let masks = self.masks(&saved)?;
+        let masks = self.masks(&saved, false)?;
         masks
             .iter()
             .enumerate()
             .map(|(i, m)| ctx.needs(i).then(|| where_(m, &g, &zero)).transpose())
             .collect()
     }
-    /// torch's clamp_jvp: the bound's tangent where the bound is active (max wins when
-    /// min > max), x's elsewhere. With one bound, x's tangent holds where x is strictly
-    /// inside (torch's choice at the tie, unlike its vjp).
     fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
-        let x = &ctx.primals[0];
-        let (min, max) = self.bounds(ctx.primals);
-        let mask = |t: Tensor| Ok(Partial::Mul(t));
-        let (on_min, on_max) = match (min, max) {
-            (Some(lo), Some(hi)) => {
-                let crossed = compare(lo, hi, Cmp::Gt)?;
-                let below = compare(x, lo, Cmp::Lt)?;
-                let above = compare(x, hi, Cmp::Gt)?;
-                let not_crossed = not(&crossed)?;
-                let on_min = and(&not_crossed, &below)?;
-                let not_below = not(&below)?;
-                let on_max = or(&crossed, &and(&not_below, &above)?)?;
-                (Some(on_min), Some(on_max))
-            }
-            (Some(lo), None) => (Some(compare(x, lo, Cmp::Le)?), None),
-            (None, Some(hi)) => (None, Some(compare(x, hi, Cmp::Ge)?)),
-            (None, None) => unreachable!("ClampTensor has a bound"),
-        };
-        let active = match (&on_min, &on_max) {
-            (Some(a), Some(b)) => or(a, b)?,
-            (Some(a), None) | (None, Some(a)) => a.clone(),
-            (None, None) => unreachable!("ClampTensor has a bound"),
-        };
-        let partials = [Some(not(&active)?), on_min, on_max];
-        let present: SmallVec<[Tensor; 3]> = partials.into_iter().flatten().collect();
-        elementwise_jvp(ctx, |i| mask(present[i].clone()))
+        let masks = self.masks(ctx.primals, true)?;
+        elementwise_jvp(ctx, |i| Ok(Partial::Mul(masks[i].clone())))
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
         let op = *self;
@@ -246,22 +205,12 @@ impl Op for ClampTensor {
 }
 
 /// `clamp(x, min, max)` with tensor bounds (at least one given).
-pub fn clamp_tensors(
-    x: &Tensor,
-    min: Option<&Tensor>,
-    max: Option<&Tensor>,
-    called: ClampFn,
-) -> Result<Tensor> {
-    let (op, inputs) = clamp_tensor_op(x, min, max, called)?;
+pub fn clamp_tensors(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+    let (op, inputs) = clamp_tensor_op(x, min, max)?;
     apply1(op, &inputs)
 }
-pub fn clamp_tensors_(
-    x: &Tensor,
-    min: Option<&Tensor>,
-    max: Option<&Tensor>,
-    called: ClampFn,
-) -> Result<()> {
-    let (op, inputs) = clamp_tensor_op(x, min, max, called)?;
+pub fn clamp_tensors_(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
+    let (op, inputs) = clamp_tensor_op(x, min, max)?;
     apply_inplace(op, &inputs)
 }
 
@@ -269,7 +218,6 @@ fn clamp_tensor_op(
     x: &Tensor,
     min: Option<&Tensor>,
     max: Option<&Tensor>,
-    called: ClampFn,
 ) -> Result<(ClampTensor, SmallVec<[Tensor; 3]>)> {
     if min.is_none() && max.is_none() {
         return Err(Error::runtime(NO_BOUND));
@@ -277,7 +225,6 @@ fn clamp_tensor_op(
     let op = ClampTensor {
         has_min: min.is_some(),
         has_max: max.is_some(),
-        called,
     };
     let inputs = std::iter::once(x).chain(min).chain(max).cloned().collect();
     Ok((op, inputs))

@@ -5,7 +5,7 @@ use crate::dtype::{DType, Scalar};
 use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
-use crate::ops::clamp::{Clamp, ClampFn, ClampTensor};
+use crate::ops::clamp::{Clamp, ClampTensor};
 use crate::ops::cumulative::{Cummax, Cumprod, Logcumsumexp};
 use crate::ops::diag::{DiagEmbed, DiagonalCopy};
 use crate::ops::extrema::{Amax, Pairwise};
@@ -329,7 +329,6 @@ fn base_cases() -> Vec<Case> {
                 Box::new(Clamp {
                     min: Some(Scalar::Float(-0.5)),
                     max: Some(Scalar::Float(0.7)),
-                    called: ClampFn::Clamp,
                 })
             },
             one,
@@ -341,7 +340,6 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: true,
                     has_max: true,
-                    called: ClampFn::Clamp,
                 })
             },
             clamp_bounds,
@@ -353,7 +351,6 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: true,
                     has_max: false,
-                    called: ClampFn::Min,
                 })
             },
             two,
@@ -365,7 +362,6 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: false,
                     has_max: true,
-                    called: ClampFn::Max,
                 })
             },
             two,
