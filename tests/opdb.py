@@ -305,6 +305,53 @@ def _clamp_samples(dtype):
     ]
 
 
+def _clamp_side_samples(side):
+    """clamp_min / clamp_max: a number bound, and tensor bounds that broadcast, kept at
+    least 0.2 away from the input (gradcheck must not step across a tie)."""
+
+    def sample_inputs(dtype):
+        make = Maker(dtype, "clamp_" + side)
+
+        def near(bound, *shape):
+            return bound + make(*shape, avoid=(0.0,), gap=0.2)
+
+        b = make(4)
+        bt = make(3, 4)
+        return [
+            SampleInput((make(3, 4, avoid=(0.25,)), 0.25), desc="number bound"),
+            SampleInput((near(b, 3, 4), b), desc="tensor bound, broadcast"),
+            SampleInput((transposed(near(bt, 3, 4)), bt), desc="transposed input"),
+            SampleInput((make(3, 4, avoid=(-1,)), -1), desc="int bound"),
+            SampleInput((make(0, 4), make(4)), desc="zero-size"),
+        ]
+
+    return sample_inputs
+
+
+def _dist_samples(dtype):
+    make = Maker(dtype, "dist")
+
+    def apart(*shape):  # elements of a - b kept off 0 and without ties in |a - b|
+        return make.distinct(*shape) + 0.1
+
+    b = make(3, 4)
+    return [
+        SampleInput((apart(3, 4) + b, b), desc="p=2"),
+        SampleInput((apart(3, 4) + b, b, 1), desc="p=1"),
+        SampleInput((apart(3, 4) + b, b, 3), desc="p=3"),
+        SampleInput((apart(3, 4) + b, b, float("inf")), desc="p=inf"),
+        SampleInput((apart(3, 4) + b, b, 1.5), desc="p=1.5"),
+        SampleInput((apart(3, 4) + b[0], b[0]), desc="broadcast"),
+        SampleInput((transposed(apart(4, 3) + b.T), b.T), desc="transposed"),
+        SampleInput((make(0, 3), make(3)), desc="zero-size"),
+    ]
+
+
+def _np_dist(a, b, p=2):
+    d = np.ravel(np.asarray(a) - np.asarray(b))
+    return np.asarray(np.linalg.norm(d, ord=p) if d.size else 0.0, d.dtype)
+
+
 def _pow_samples(dtype):
     make = Maker(dtype, "pow")
 
@@ -583,6 +630,25 @@ BASE_DB: list[OpInfo] = [
         _np_clamp,
         _clamp_samples,
         grad_fn_name={0: "ClampBackward1", 1: "ClampBackward1"},
+    ),
+    OpInfo(
+        "clamp_min",
+        torch.clamp_min,
+        np.maximum,
+        _clamp_side_samples("min"),
+        grad_fn_name={0: "ClampMinBackward0", 1: "ClampMinBackward1"},
+        needs=("clamp_min",),
+    ),
+    OpInfo(
+        "clamp_max",
+        torch.clamp_max,
+        np.minimum,
+        _clamp_side_samples("max"),
+        grad_fn_name={0: "ClampMaxBackward0", 1: "ClampMaxBackward1"},
+        needs=("clamp_max",),
+    ),
+    OpInfo(
+        "dist", torch.dist, _np_dist, _dist_samples, grad_fn_name="DistBackward0", needs=("dist",)
     ),
     OpInfo("where", torch.where, np.where, _where_samples, grad_fn_name="WhereBackward0"),
     # -- reductions

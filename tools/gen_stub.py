@@ -43,7 +43,7 @@ def _kind_params(kind, arg):
         return []
     if kind == "arith_alpha":
         return [f"{arg}: {_OPERAND}", "*", "alpha: Number = 1"]
-    if kind in ("arith", "compare"):
+    if kind in ("arith", "compare", "clamp_side"):
         return [f"{arg}: {_OPERAND}"]
     if kind in ("pairwise", "math2"):
         return [f"{arg}: Tensor"]

@@ -82,6 +82,12 @@ from ._norms import *  # noqa: F403
 from ._norms import __all__ as _norms_all
 from ._repeat_unique import *  # noqa: F403
 from ._repeat_unique import __all__ as _repeat_unique_all
+from ._shape_ops import *  # noqa: F403
+from ._shape_ops import __all__ as _shape_ops_all
+from ._tensor_methods import *  # noqa: F403
+from ._tensor_methods import __all__ as _tensor_methods_all
+from ._aliases import *  # noqa: F403
+from ._aliases import __all__ as _aliases_all
 from ._size import Size
 from ._tensor_py import get_default_dtype, is_tensor, return_types
 from ._tensor_py import is_warn_always_enabled, set_warn_always
@@ -122,6 +128,13 @@ def empty_cache():
     not affected; the cache refills as tensors are freed again."""
     _C._empty_cache()
 
+
+# torch's constants.
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+newaxis = None
 
 # torch's aliases for dtypes.
 half = float16
@@ -207,5 +220,8 @@ __all__ = [
     *_random_all,
     *_norms_all,
     *_repeat_unique_all,
+    *_shape_ops_all,
+    *_tensor_methods_all,
+    *_aliases_all,
     *("complex", "imag", "polar", "real", "view_as_complex", "view_as_real"),
 ]

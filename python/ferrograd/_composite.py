@@ -315,16 +315,17 @@ def matrix_power(input, n):
             "linalg.matrix_power: A must be batches of square matrices, but they are "
             f"{rows} by {cols} matrices"
         )
-    if n < 0:
-        raise NotImplementedError(
-            "linalg.matrix_power: negative powers need linalg.inv, which ferrograd does not "
-            "have yet"
-        )
     if n == 0:
         # torch's graph: a clone overwritten by the identity (its gradient is zero)
         eye = _C.eye(rows, dtype=input.dtype).expand(input.shape)
         return input.clone().copy_(eye)
-    if n == 1:
+    if n < 0:
+        # A negative power is a positive power of the inverse (torch's graph: the
+        # inverse's own node when n == -1, no clone).
+        input, n = input.inverse(), -n
+        if n == 1:
+            return input
+    elif n == 1:
         return input.clone()
     result, power = None, input
     while True:
@@ -491,8 +492,15 @@ _METHODS = {
     "any": any,
     "count_nonzero": count_nonzero,
 }
-for _name, _fn in _METHODS.items():
-    if not hasattr(_T, _name):
-        setattr(_T, _name, _fn)
+
+
+def _install_methods(methods):
+    """Make each function a Tensor method, unless the core already defines one."""
+    for name, fn in methods.items():
+        if not hasattr(_T, name):
+            setattr(_T, name, fn)
+
+
+_install_methods(_METHODS)
 _T.H = property(_conj_transpose)
 _T.mH = property(_batch_conj_transpose)

@@ -8,7 +8,8 @@ orgqr) are single nodes in the core (src/ops/decomp/); ``LinAlgError`` is the
 RuntimeError subclass their numerical failures raise."""
 
 from . import _C
-from ._composite import _shape
+from ._composite import _shape, _wrap_dim
+from ._composite import matrix_power as _matrix_power
 from ._functional import _C_TYPE
 from ._norms import linalg_norm as norm
 from ._norms import matrix_norm, vector_norm
@@ -32,6 +33,13 @@ __all__ = [
     "matmul",
     "matrix_exp",
     "matrix_norm",
+    "matrix_power",
+    "diagonal",
+    "matrix_rank",
+    "cond",
+    "vander",
+    "tensorinv",
+    "tensorsolve",
     "multi_dot",
     "norm",
     "pinv",
@@ -346,3 +354,111 @@ def vecdot(x, y, *, dim=-1):
             f"{_C_TYPE[x.dtype]}"
         )
     return (x.conj() * y).sum(dim)
+
+
+# ----------------------------------------------------------------------------- composites
+
+
+def matrix_power(A, n, *, out=None):
+    """A to the integer power n (negative: of A's inverse); the identity for n == 0."""
+    return _matrix_power(_tensor(A, "linalg_matrix_power", "A", 1), n)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: Tensor.diagonal with the matrix dims last by default."""
+    return _tensor(A, "linalg_diagonal", "A", 1).diagonal(offset, dim1, dim2)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    """How many singular values (eigenvalue magnitudes when `hermitian`) exceed
+    max(atol, rtol * the largest); rtol defaults to eps(dtype) * max(m, n) when atol is
+    not given either, as torch."""
+    A = _tensor(A, "linalg_matrix_rank", "A", 1)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    values = eigvalsh(A).abs() if hermitian else svdvals(A)
+    if rtol is None:
+        eps = {_C.float32: 1.1920928955078125e-07, _C.complex64: 1.1920928955078125e-07}
+        rtol = 0.0 if atol is not None else eps.get(A.dtype, 2.220446049250313e-16) * max(
+            A.shape[-2], A.shape[-1]
+        )
+    atol = 0.0 if atol is None else atol
+    if values.shape[-1] == 0:
+        return _C.zeros(list(values.shape[:-1]), dtype=_C.int64)
+    largest = values.amax(-1, keepdim=True)
+    threshold = (largest * rtol).clamp_min(atol)
+    return (values > threshold).sum(-1)
+
+
+def cond(A, p=None):
+    """The condition number of A in the `p` norm (2, the default: the ratio of the
+    largest to the smallest singular value; else norm(A, p) * norm(inv(A), p))."""
+    A = _tensor(A, "linalg_cond", "A", 1)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        ratio = s[..., 0] / s[..., -1]
+        return ratio if p in (None, 2) else 1 / ratio
+    rows, cols = A.shape[-2], A.shape[-1]
+    if rows != cols:
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+            f"{rows} by {cols} matrices"
+        )
+    # A singular matrix has an infinite condition number (torch maps the NaN it gets to
+    # inf the same way).
+    return (matrix_norm(A, p) * matrix_norm(inv(A), p)).nan_to_num(float("inf"))
+
+
+def vander(x, *, N=None):
+    """Columns x**0, x**1, ..., x**(N-1) (N defaults to len(x)): cumulative products."""
+    x = _tensor(x, "linalg_vander", "x", 1)
+    n = (x.shape[-1] if x.dim() else 0) if N is None else N
+    if n < 1 or x.dim() == 0:
+        raise RuntimeError("N must be greater than 1.")
+    ones = _C.ones([*x.shape, 1], dtype=x.dtype)
+    if n == 1:
+        return ones
+    powers = x.unsqueeze(-1).expand([*x.shape, n - 1]).cumprod(-1)
+    return _C.cat([ones, powers], -1)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A read as a matrix of its first `ind` dims by the rest, shaped
+    (rest..., first...)."""
+    A = _tensor(A, "linalg_tensorinv", "A", 1)
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = 1, 1
+    for s in A.shape[:ind]:
+        rows *= s
+    for s in A.shape[ind:]:
+        cols *= s
+    if rows != cols:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            "prod(self.shape[:ind]), but got "
+            f"{cols} != {rows}"
+        )
+    return inv(A.reshape(rows, cols)).reshape([*A.shape[ind:], *A.shape[:ind]])
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.dim()) == B."""
+    A = _tensor(A, "linalg_tensorsolve", "A", 1)
+    B = _tensor(B, "linalg_tensorsolve", "B", 2)
+    if dims is not None:
+        n = A.dim()
+        moved = [_wrap_dim(d, n) for d in dims]
+        A = A.permute([d for d in range(n) if d not in moved] + moved)
+    rows = B.numel()
+    rest = list(A.shape[B.dim():])
+    cols = 1
+    for s in rest:
+        cols *= s
+    if rows != cols:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+            f"prod(self.shape[:other.ndim]), but got {cols} != {rows}"
+        )
+    return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(rest)
+

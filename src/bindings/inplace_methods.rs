@@ -1,5 +1,5 @@
 //! In-place methods whose arguments fit no op-table kind: `round_`, the scans, the
-//! triangles and the scatters. Each calls its op's in-place form in `src/ops/`, which
+//! triangles, the scatters and the in-place views (`t_`, `squeeze_`, ...). Each calls its op's in-place form in `src/ops/`, which
 //! records torch's node (`FloorBackward0`, `CumsumBackward0`, `ScatterBackward0`, ...).
 
 use pyo3::prelude::*;
@@ -9,7 +9,7 @@ use crate::bindings::errors::run;
 use crate::bindings::tensor::PyTensor;
 use crate::bindings::tensor_ops::scatter_operand;
 use crate::kernels::kinds::Rounding;
-use crate::ops::{cumulative, index, rounding, scan, shape};
+use crate::ops::{cumulative, index, rounding, scan, shape, view};
 
 type Obj<'py> = Bound<'py, PyAny>;
 type Slf<'py> = PyResult<Bound<'py, PyTensor>>;
@@ -67,6 +67,30 @@ impl PyTensor {
         let index = extract_tensor(index, "scatter_add_(): argument 'index' (position 2)")?;
         let src = extract_tensor(src, "scatter_add_(): argument 'src' (position 3)")?;
         run(|| index::scatter_(&slf.get().t, dim, &index, Some(&src), None, true))?;
+        Ok(slf)
+    }
+    fn t_(slf: Bound<'_, Self>) -> Slf<'_> {
+        run(|| view::t_(&slf.get().t))?;
+        Ok(slf)
+    }
+    fn transpose_(slf: Bound<'_, Self>, dim0: i64, dim1: i64) -> Slf<'_> {
+        run(|| view::transpose_(&slf.get().t, dim0, dim1))?;
+        Ok(slf)
+    }
+    fn swapaxes_(slf: Bound<'_, Self>, axis0: i64, axis1: i64) -> Slf<'_> {
+        Self::transpose_(slf, axis0, axis1)
+    }
+    fn swapdims_(slf: Bound<'_, Self>, dim0: i64, dim1: i64) -> Slf<'_> {
+        Self::transpose_(slf, dim0, dim1)
+    }
+    fn unsqueeze_(slf: Bound<'_, Self>, dim: i64) -> Slf<'_> {
+        run(|| view::unsqueeze_(&slf.get().t, dim))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze_<'py>(slf: Bound<'py, Self>, dim: Option<&Obj<'py>>) -> Slf<'py> {
+        let dims = opt_dims(dim)?;
+        run(|| view::squeeze_(&slf.get().t, dims.as_deref()))?;
         Ok(slf)
     }
 }

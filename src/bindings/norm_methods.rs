@@ -19,6 +19,12 @@ type Out = PyResult<Py<PyAny>>;
 
 #[pymethods]
 impl PyTensor {
+    /// `dist(self, other, p=2)`: the p-norm of `self - other` (DistBackward0).
+    #[pyo3(signature = (other, p=2.0))]
+    fn dist(&self, py: Python<'_>, other: &Obj<'_>, p: f64) -> Out {
+        let other = extract_tensor(other, "dist(): argument 'other' (position 1)")?;
+        to_py(py, run(|| norm::dist(&self.t, &other, p))?)
+    }
     /// `linalg.vector_norm(self, ord, dim, keepdim, dtype=)` (the Python wrapper checks
     /// that `ord` is a number, with torch's TypeError); `_op` names the caller in the
     /// dtype errors.

@@ -25,7 +25,7 @@ use crate::dtype::Scalar;
 use crate::kernels::kinds::{BinaryMath, Extremum};
 use crate::ops::binary::{self as bin, Arithmetic, Cmp};
 use crate::ops::binary_math as bm;
-use crate::ops::clamp;
+use crate::ops::clamp::{Bounds, ClampFn};
 use crate::ops::{classify, complex, extrema, inplace, reduce, rounding, special, unary};
 use crate::tensor::Tensor;
 
@@ -85,7 +85,7 @@ macro_rules! op_table {
         $m!($($x)* arith_alpha sub(other) [subtract] (sub_) : Arithmetic::Sub);
         $m!($($x)* arith mul(other) [multiply] (mul_) : Arithmetic::Mul);
         $m!($($x)* arith_div div(other) [divide, true_divide] (div_) : Arithmetic::Div);
-        $m!($($x)* arith pow(exponent) [] : Arithmetic::Pow);
+        $m!($($x)* arith pow(exponent) [] (pow_) : Arithmetic::Pow);
         $m!($($x)* pairwise maximum(other) [] : Extremum::Maximum);
         $m!($($x)* pairwise minimum(other) [] : Extremum::Minimum);
         $m!($($x)* pairwise fmax(other) [] : Extremum::Fmax);
@@ -99,15 +99,17 @@ macro_rules! op_table {
         $m!($($x)* math2s xlogy(other) [] (xlogy_) : BinaryMath::Xlogy);
         $m!($($x)* math2s remainder(other) [] (remainder_) : BinaryMath::Remainder);
         $m!($($x)* math2s fmod(other) [] (fmod_) : BinaryMath::Fmod);
-        $m!($($x)* compare eq(other) [] : Cmp::Eq);
-        $m!($($x)* compare ne(other) [] : Cmp::Ne);
-        $m!($($x)* compare lt(other) [] : Cmp::Lt);
-        $m!($($x)* compare le(other) [] : Cmp::Le);
-        $m!($($x)* compare gt(other) [] : Cmp::Gt);
-        $m!($($x)* compare ge(other) [] : Cmp::Ge);
+        $m!($($x)* compare eq(other) [] (eq_) : Cmp::Eq);
+        $m!($($x)* compare ne(other) [not_equal] (ne_) : Cmp::Ne);
+        $m!($($x)* compare lt(other) [less] (lt_) : Cmp::Lt);
+        $m!($($x)* compare le(other) [less_equal] (le_) : Cmp::Le);
+        $m!($($x)* compare gt(other) [greater] (gt_) : Cmp::Gt);
+        $m!($($x)* compare ge(other) [greater_equal] (ge_) : Cmp::Ge);
         $m!($($x)* reduce sum [] : reduce::sum);
         $m!($($x)* reduce mean [] : reduce::mean);
-        $m!($($x)* clamp clamp [clip] (clamp_) : clamp_with);
+        $m!($($x)* clamp clamp [clip] (clamp_) : ClampFn::Clamp);
+        $m!($($x)* clamp_side clamp_min(min) [] (clamp_min_) : ClampFn::Min);
+        $m!($($x)* clamp_side clamp_max(max) [] (clamp_max_) : ClampFn::Max);
         $m!($($x)* unary angle [] : complex::angle);
         $m!($($x)* unary conj_physical [] : complex::conj_physical);
     };
@@ -225,6 +227,26 @@ fn compare_fn(
         (Some(_), Some(b)) => cmp_op(py, &b, input, mirrored(cmp)),
         _ => Err(not_tensor_input(input, op)),
     }
+}
+
+/// `t.eq_(other)` and kin.
+fn compare_(t: &Tensor, other: &Bound<'_, PyAny>, cmp: Cmp, name: &str) -> PyResult<()> {
+    match as_operand(other) {
+        Some(Operand::T(b)) => run(|| inplace::compare_(t, &b, cmp)),
+        Some(Operand::S(s)) => run(|| inplace::compare_scalar_(t, s, cmp)),
+        None => Err(no_overload(name, "other", other)),
+    }
+}
+
+/// torch's TypeError for a method taking `(Tensor arg)` or `(Number arg)` given
+/// something else.
+fn no_overload(name: &str, arg: &str, given: &Bound<'_, PyAny>) -> PyErr {
+    let got = type_name(given);
+    let why =
+        format!("      didn't match because some of the arguments have invalid types: (!{got}!)");
+    PyTypeError::new_err(format!(
+        "{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n * (Tensor {arg})\n{why}\n * (Number {arg})\n{why}\n"
+    ))
 }
 
 /// `maximum(a, other)` and kin: `other` must be a tensor (`position`: where torch's
@@ -348,12 +370,6 @@ fn unary_fn(py: Python<'_>, input: &Bound<'_, PyAny>, f: UnaryFn, op: &str) -> P
     to_py(py, run(|| f(&t))?)
 }
 
-/// clamp's bounds: numbers, or tensors.
-enum Bounds {
-    Numbers(Option<Scalar>, Option<Scalar>),
-    Tensors(Option<Tensor>, Option<Tensor>),
-}
-
 fn clamp_bounds(
     min: Option<&Bound<'_, PyAny>>,
     max: Option<&Bound<'_, PyAny>>,
@@ -378,18 +394,25 @@ fn clamp_bounds(
     Ok(Bounds::Tensors(lo, hi))
 }
 
-fn clamp_with(t: &Tensor, bounds: Bounds) -> PyResult<Tensor> {
-    match bounds {
-        Bounds::Numbers(lo, hi) => run(|| clamp::clamp(t, lo, hi)),
-        Bounds::Tensors(lo, hi) => run(|| clamp::clamp_tensors(t, lo.as_ref(), hi.as_ref())),
+/// The one bound of `clamp_min` / `clamp_max` (`name`), put on its side: a tensor
+/// (of any dim) or a number, else torch's TypeError listing both overloads.
+fn side_bound(bound: &Bound<'_, PyAny>, func: ClampFn, name: &str) -> PyResult<Bounds> {
+    fn side<B>(func: ClampFn, b: B) -> (Option<B>, Option<B>) {
+        match func {
+            ClampFn::Max => (None, Some(b)),
+            _ => (Some(b), None),
+        }
     }
-}
-
-fn clamp_with_(t: &Tensor, bounds: Bounds) -> PyResult<()> {
-    match bounds {
-        Bounds::Numbers(lo, hi) => run(|| clamp::clamp_(t, lo, hi)),
-        Bounds::Tensors(lo, hi) => run(|| clamp::clamp_tensors_(t, lo.as_ref(), hi.as_ref())),
+    if let Some(t) = as_tensor_ref(bound) {
+        let (lo, hi) = side(func, t);
+        return Ok(Bounds::Tensors(lo, hi));
     }
+    if let Some(s) = as_scalar(bound) {
+        let (lo, hi) = side(func, s);
+        return Ok(Bounds::Numbers(lo, hi));
+    }
+    let arg = if func == ClampFn::Max { "max" } else { "min" };
+    Err(no_overload(name, arg, bound))
 }
 
 // ---------------------------------------------------------------- generated methods
@@ -483,11 +506,18 @@ macro_rules! tensor_methods {
             }
         }
     };
-    (compare $name:ident($arg:ident) [] : $cmp:expr) => {
+    (compare $name:ident($arg:ident) [$($alias:ident),*] ($ip:ident) : $cmp:expr) => {
         #[pymethods]
         impl PyTensor {
             fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
                 cmp_op(py, &self.t, $arg, $cmp)
+            }
+            $(fn $alias(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                self.$name(py, $arg)
+            })*
+            fn $ip<'py>(slf: Bound<'py, Self>, $arg: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                compare_(&slf.get().t, $arg, $cmp, stringify!($ip))?;
+                Ok(slf)
             }
         }
     };
@@ -535,12 +565,13 @@ macro_rules! tensor_methods {
             }
         }
     };
-    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $f:path) => {
+    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $func:expr) => {
         #[pymethods]
         impl PyTensor {
             #[pyo3(signature = (min=None, max=None))]
             fn $name(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
-                to_py(py, $f(&self.t, clamp_bounds(min, max)?)?)
+                let bounds = clamp_bounds(min, max)?;
+                to_py(py, run(|| crate::ops::clamp::clamp_with(&self.t, bounds, $func))?)
             }
             $(#[pyo3(signature = (min=None, max=None))]
             fn $alias(&self, py: Python<'_>, min: Option<&Obj<'_>>, max: Option<&Obj<'_>>) -> Out {
@@ -552,7 +583,22 @@ macro_rules! tensor_methods {
                 min: Option<&Obj<'py>>,
                 max: Option<&Obj<'py>>,
             ) -> PyResult<Bound<'py, Self>> {
-                clamp_with_(&slf.get().t, clamp_bounds(min, max)?)?;
+                let bounds = clamp_bounds(min, max)?;
+                run(|| crate::ops::clamp::clamp_with_(&slf.get().t, bounds, $func))?;
+                Ok(slf)
+            }
+        }
+    };
+    (clamp_side $name:ident($arg:ident) [] ($ip:ident) : $func:expr) => {
+        #[pymethods]
+        impl PyTensor {
+            fn $name(&self, py: Python<'_>, $arg: &Obj<'_>) -> Out {
+                let bounds = side_bound($arg, $func, stringify!($name))?;
+                to_py(py, run(|| crate::ops::clamp::clamp_with(&self.t, bounds, $func))?)
+            }
+            fn $ip<'py>(slf: Bound<'py, Self>, $arg: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                let bounds = side_bound($arg, $func, stringify!($ip))?;
+                run(|| crate::ops::clamp::clamp_with_(&slf.get().t, bounds, $func))?;
                 Ok(slf)
             }
         }
@@ -623,7 +669,7 @@ macro_rules! module_function {
             }
         }
     };
-    (compare $name:ident($arg:ident) [] : $cmp:expr) => {
+    (compare $name:ident($arg:ident) [$($alias:ident),*] ($ip:ident) : $cmp:expr) => {
         #[pyfunction]
         pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
             compare_fn(py, input, $arg, $cmp, stringify!($name))
@@ -643,7 +689,7 @@ macro_rules! module_function {
             reduction(py, &t, $f, dim, keepdim, dtype)
         }
     };
-    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $f:path) => {
+    (clamp $name:ident [$($alias:ident),*] ($ip:ident) : $func:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, min=None, max=None))]
         pub fn $name(
@@ -653,7 +699,22 @@ macro_rules! module_function {
             max: Option<&Obj<'_>>,
         ) -> Out {
             let t = input_tensor(input, stringify!($name))?;
-            to_py(py, $f(&t, clamp_bounds(min, max)?)?)
+            let bounds = clamp_bounds(min, max)?;
+            to_py(
+                py,
+                run(|| crate::ops::clamp::clamp_with(&t, bounds, $func))?,
+            )
+        }
+    };
+    (clamp_side $name:ident($arg:ident) [] ($ip:ident) : $func:expr) => {
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, input: &Obj<'_>, $arg: &Obj<'_>) -> Out {
+            let t = input_tensor(input, stringify!($name))?;
+            let bounds = side_bound($arg, $func, stringify!($name))?;
+            to_py(
+                py,
+                run(|| crate::ops::clamp::clamp_with(&t, bounds, $func))?,
+            )
         }
     };
 }

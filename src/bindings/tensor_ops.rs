@@ -311,55 +311,83 @@ fn other_tensor(a: &Tensor, other: &Obj<'_>, op: &str) -> PyResult<Tensor> {
     }
 }
 
-/// The bitwise and logical ops: each named method, its operator (and the reflected one).
+/// `t.op_(value)` for the ops torch gives no derivative: the value is written without
+/// recording anything (see `inplace::write_untracked`).
+fn write_back<'py>(slf: Bound<'py, PyTensor>, value: Tensor) -> PyResult<Bound<'py, PyTensor>> {
+    run(|| crate::ops::inplace::write_untracked(&slf.get().t, &value))?;
+    Ok(slf)
+}
+
+/// The bitwise and logical ops: each named method, its in-place form, its operator (and
+/// the reflected and in-place ones).
 macro_rules! bitwise_methods {
-    ($($name:ident $dunder:ident $rdunder:ident: $op:expr;)*) => {
+    ($($name:ident $ip:ident $dunder:ident $rdunder:ident $idunder:ident: $op:expr;)*) => {
         #[pymethods]
         impl PyTensor {
             $(fn $name(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
                 let b = other_tensor(&self.t, other, stringify!($name))?;
                 to_py(py, run(|| bitwise::bitwise(&self.t, &b, $op))?)
             }
+            fn $ip<'py>(slf: Bound<'py, Self>, other: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                let t = &slf.get().t;
+                let b = other_tensor(t, other, stringify!($ip))?;
+                run(|| crate::ops::inplace::check_result_cast(t, &b))?;
+                let value = run(|| bitwise::bitwise(t, &b, $op))?;
+                write_back(slf, value)
+            }
             fn $dunder(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
                 bitwise_op(py, &self.t, other, $op, false)
             }
             fn $rdunder(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
                 bitwise_op(py, &self.t, other, $op, true)
+            }
+            fn $idunder<'py>(slf: Bound<'py, Self>, other: &Obj<'py>) -> PyResult<()> {
+                Self::$ip(slf, other).map(|_| ())
             })*
         }
     };
 }
 
 bitwise_methods! {
-    bitwise_and __and__ __rand__: Bitwise::And;
-    bitwise_or __or__ __ror__: Bitwise::Or;
-    bitwise_xor __xor__ __rxor__: Bitwise::Xor;
-    bitwise_left_shift __lshift__ __rlshift__: Bitwise::LeftShift;
-    bitwise_right_shift __rshift__ __rrshift__: Bitwise::RightShift;
+    bitwise_and bitwise_and_ __and__ __rand__ __iand__: Bitwise::And;
+    bitwise_or bitwise_or_ __or__ __ror__ __ior__: Bitwise::Or;
+    bitwise_xor bitwise_xor_ __xor__ __rxor__ __ixor__: Bitwise::Xor;
+    bitwise_left_shift bitwise_left_shift_ __lshift__ __rlshift__ __ilshift__: Bitwise::LeftShift;
+    bitwise_right_shift bitwise_right_shift_ __rshift__ __rrshift__ __irshift__: Bitwise::RightShift;
 }
 
 macro_rules! logical_methods {
-    ($($name:ident: $op:expr;)*) => {
+    ($($name:ident $ip:ident: $op:expr;)*) => {
         #[pymethods]
         impl PyTensor {
             $(fn $name(&self, py: Python<'_>, other: &Obj<'_>) -> Out {
                 let b = other_tensor(&self.t, other, stringify!($name))?;
                 to_py(py, run(|| bitwise::logical(&self.t, &b, $op))?)
+            }
+            fn $ip<'py>(slf: Bound<'py, Self>, other: &Obj<'py>) -> PyResult<Bound<'py, Self>> {
+                let t = &slf.get().t;
+                let b = other_tensor(t, other, stringify!($ip))?;
+                let value = run(|| bitwise::logical(t, &b, $op))?;
+                write_back(slf, value)
             })*
         }
     };
 }
 
 logical_methods! {
-    logical_and: Bitwise::And;
-    logical_or: Bitwise::Or;
-    logical_xor: Bitwise::Xor;
+    logical_and logical_and_: Bitwise::And;
+    logical_or logical_or_: Bitwise::Or;
+    logical_xor logical_xor_: Bitwise::Xor;
 }
 
 #[pymethods]
 impl PyTensor {
     fn bitwise_not(&self, py: Python<'_>) -> Out {
         to_py(py, run(|| bitwise::bitwise_not(&self.t))?)
+    }
+    fn bitwise_not_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let value = run(|| bitwise::bitwise_not(&slf.get().t))?;
+        write_back(slf, value)
     }
     fn __invert__(&self, py: Python<'_>) -> Out {
         let d = self.t.dtype();
@@ -372,6 +400,10 @@ impl PyTensor {
     }
     fn logical_not(&self, py: Python<'_>) -> Out {
         to_py(py, run(|| bitwise::logical_not(&self.t))?)
+    }
+    fn logical_not_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let value = run(|| bitwise::logical_not(&slf.get().t))?;
+        write_back(slf, value)
     }
 }
 

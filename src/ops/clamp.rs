@@ -1,5 +1,6 @@
-//! `clamp` / `clip`, with number bounds (`Clamp`, torch's ClampBackward1) or tensor
-//! bounds (`ClampTensor`, ClampBackward0).
+//! `clamp` / `clip`, `clamp_min` and `clamp_max`, with number bounds (`Clamp`, torch's
+//! ClampBackward1 / ClampMinBackward0 / ClampMaxBackward0) or tensor bounds
+//! (`ClampTensor`, ClampBackward0 / ClampMinBackward1 / ClampMaxBackward1).
 
 use smallvec::{smallvec, SmallVec};
 
@@ -29,14 +30,34 @@ fn or(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 const NO_BOUND: &str = "torch.clamp: At least one of 'min' or 'max' must not be None";
 
+/// Which function made the op: torch names `clamp_min(x, b)` apart from
+/// `clamp(x, min=b)`, and with tensor bounds their tangents differ at a tie.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ClampFn {
+    Clamp,
+    Min,
+    Max,
+}
+
+/// The bounds as the caller gave them: numbers, or tensors.
+pub enum Bounds {
+    Numbers(Option<Scalar>, Option<Scalar>),
+    Tensors(Option<Tensor>, Option<Tensor>),
+}
+
 /// clamp(min, max) with number bounds; the gradient passes where min <= x <= max.
 pub struct Clamp {
     pub min: Option<Scalar>,
     pub max: Option<Scalar>,
+    pub func: ClampFn,
 }
 impl Op for Clamp {
     fn name(&self) -> &'static str {
-        "ClampBackward1"
+        match self.func {
+            ClampFn::Clamp => "ClampBackward1",
+            ClampFn::Min => "ClampMinBackward0",
+            ClampFn::Max => "ClampMaxBackward0",
+        }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let x = &inputs[0];
@@ -67,7 +88,9 @@ impl Op for Clamp {
         }
     }
     fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
-        batch_unary(ctx, |x| clamp(x, self.min, self.max))
+        batch_unary(ctx, |x| {
+            clamp_with(x, Bounds::Numbers(self.min, self.max), self.func)
+        })
     }
 }
 impl Clamp {
@@ -89,10 +112,30 @@ impl Clamp {
 }
 
 pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    apply1(Clamp { min, max }, std::slice::from_ref(x))
+    clamp_with(x, Bounds::Numbers(min, max), ClampFn::Clamp)
 }
-pub fn clamp_(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
-    apply_inplace(Clamp { min, max }, std::slice::from_ref(x))
+
+/// `func(x, bounds)`: clamp with either kind of bounds, or clamp_min / clamp_max (whose
+/// one bound the caller puts on its side).
+pub fn clamp_with(x: &Tensor, bounds: Bounds, func: ClampFn) -> Result<Tensor> {
+    match bounds {
+        Bounds::Numbers(min, max) => apply1(Clamp { min, max, func }, std::slice::from_ref(x)),
+        Bounds::Tensors(min, max) => {
+            let (op, inputs) = clamp_tensor_op(x, min, max, func)?;
+            apply1(op, &inputs)
+        }
+    }
+}
+pub fn clamp_with_(x: &Tensor, bounds: Bounds, func: ClampFn) -> Result<()> {
+    match bounds {
+        Bounds::Numbers(min, max) => {
+            apply_inplace(Clamp { min, max, func }, std::slice::from_ref(x))
+        }
+        Bounds::Tensors(min, max) => {
+            let (op, inputs) = clamp_tensor_op(x, min, max, func)?;
+            apply_inplace(op, &inputs)
+        }
+    }
 }
 
 /// clamp with tensor bounds: inputs `[x, min]`, `[x, max]` or `[x, min, max]` (the
@@ -102,6 +145,7 @@ pub fn clamp_(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()
 pub struct ClampTensor {
     pub has_min: bool,
     pub has_max: bool,
+    pub func: ClampFn,
 }
 
 impl ClampTensor {
@@ -114,7 +158,8 @@ impl ClampTensor {
     /// or tangent (`jvp`: true) goes. The gradient follows torch's
     /// clamp_backward_min_max: x where min <= x <= max, min where x < min, max where
     /// x > max. The tangent follows torch's clamp_jvp: a bound's where it is active
-    /// (max wins when min > max; with one bound, at the tie too), x's elsewhere.
+    /// (max wins when min > max; with one bound, at the tie too), x's elsewhere;
+    /// clamp_min's and clamp_max's give x's at the tie.
     fn masks(&self, inputs: &[Tensor], jvp: bool) -> Result<SmallVec<[Tensor; 3]>> {
         let x = &inputs[0];
         let (on_min, on_max) = match self.bounds(inputs) {
@@ -127,7 +172,7 @@ impl ClampTensor {
                 (Some(on_min), Some(on_max))
             }
             (lo, hi) => {
-                let (below, above) = if jvp {
+                let (below, above) = if jvp && self.func == ClampFn::Clamp {
                     (Cmp::Le, Cmp::Ge)
                 } else {
                     (Cmp::Lt, Cmp::Gt)
@@ -160,7 +205,11 @@ fn in_dtype(t: &Tensor, dtype: crate::dtype::DType) -> Result<Tensor> {
 
 impl Op for ClampTensor {
     fn name(&self) -> &'static str {
-        "ClampBackward0"
+        match self.func {
+            ClampFn::Clamp => "ClampBackward0",
+            ClampFn::Min => "ClampMinBackward1",
+            ClampFn::Max => "ClampMaxBackward1",
+        }
     }
     fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
         let types: SmallVec<[(crate::dtype::DType, bool); 3]> =
@@ -204,20 +253,11 @@ impl Op for ClampTensor {
     }
 }
 
-/// `clamp(x, min, max)` with tensor bounds (at least one given).
-pub fn clamp_tensors(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
-    let (op, inputs) = clamp_tensor_op(x, min, max)?;
-    apply1(op, &inputs)
-}
-pub fn clamp_tensors_(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
-    let (op, inputs) = clamp_tensor_op(x, min, max)?;
-    apply_inplace(op, &inputs)
-}
-
 fn clamp_tensor_op(
     x: &Tensor,
-    min: Option<&Tensor>,
-    max: Option<&Tensor>,
+    min: Option<Tensor>,
+    max: Option<Tensor>,
+    func: ClampFn,
 ) -> Result<(ClampTensor, SmallVec<[Tensor; 3]>)> {
     if min.is_none() && max.is_none() {
         return Err(Error::runtime(NO_BOUND));
@@ -225,7 +265,8 @@ fn clamp_tensor_op(
     let op = ClampTensor {
         has_min: min.is_some(),
         has_max: max.is_some(),
+        func,
     };
-    let inputs = std::iter::once(x).chain(min).chain(max).cloned().collect();
+    let inputs = std::iter::once(x.clone()).chain(min).chain(max).collect();
     Ok((op, inputs))
 }

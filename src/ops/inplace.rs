@@ -135,16 +135,7 @@ pub fn apply_inplace<O: Op>(op: O, inputs: &[Tensor]) -> Result<()> {
         let mut result = crate::ops::forward(&op, inputs)?;
         let value = result.swap_remove(0);
         check_cast(value.dtype(), dst.dtype())?;
-        if value.shape() != dst.shape() {
-            let b = crate::shape::broadcast_shapes(&value.shape(), &dst.shape())?;
-            if b.as_slice() != &*dst.shape() {
-                return Err(Error::runtime(format!(
-                    "output with shape {} doesn't match the broadcast shape {}",
-                    crate::shape::fmt_dims(&dst.shape()),
-                    crate::shape::fmt_dims(&b)
-                )));
-            }
-        }
+        check_fits(&value, dst)?;
         Some(value)
     };
     let needs: SmallVec<[bool; 4]> = inputs
@@ -397,4 +388,114 @@ pub fn zero_(t: &Tensor) -> Result<()> {
         },
         std::slice::from_ref(t),
     )
+}
+
+/// `x.eq_(other)` and kin: x's elements become 1 where the comparison holds and 0
+/// elsewhere, in x's dtype. torch records EqBackward0 for a number operand (`scalar`)
+/// and EqBackward1 for a tensor; both give zero gradients and a zero tangent.
+pub struct CompareInPlace {
+    pub cmp: crate::ops::binary::Cmp,
+    pub scalar: Option<Scalar>,
+}
+impl Op for CompareInPlace {
+    fn name(&self) -> &'static str {
+        use crate::ops::binary::Cmp::*;
+        match (self.cmp, self.scalar.is_some()) {
+            (Eq, true) => "EqBackward0",
+            (Eq, false) => "EqBackward1",
+            (Ne, true) => "NeBackward0",
+            (Ne, false) => "NeBackward1",
+            (Lt, true) => "LtBackward0",
+            (Lt, false) => "LtBackward1",
+            (Le, true) => "LeBackward0",
+            (Le, false) => "LeBackward1",
+            (Gt, true) => "GtBackward0",
+            (Gt, false) => "GtBackward1",
+            (Ge, true) => "GeBackward0",
+            (Ge, false) => "GeBackward1",
+        }
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        use crate::ops::binary::{compare, compare_scalar};
+        let holds = match self.scalar {
+            Some(s) => compare_scalar(&inputs[0], s, self.cmp)?,
+            None => compare(&inputs[0], &inputs[1], self.cmp)?,
+        };
+        Ok(smallvec::smallvec![holds])
+    }
+    /// Zeros shaped like the gradient (the engine sums an operand's down to its shape).
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let g = ctx.grad(0)?;
+        (0..ctx.inputs.len())
+            .map(|i| {
+                ctx.needs(i)
+                    .then(|| crate::ops::creation::zeros_like(&g))
+                    .transpose()
+            })
+            .collect()
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let zero = crate::ops::creation::zeros_like(&ctx.outputs[0])?;
+        Ok(smallvec::smallvec![Some(zero)])
+    }
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        batch_broadcast(ctx, |args| Ok(self.forward(args)?.swap_remove(0)))
+    }
+}
+pub fn compare_(t: &Tensor, other: &Tensor, cmp: crate::ops::binary::Cmp) -> Result<()> {
+    check_no_overlap(t, other, true)?;
+    let op = CompareInPlace { cmp, scalar: None };
+    apply_inplace(op, &[t.clone(), other.clone()])
+}
+pub fn compare_scalar_(t: &Tensor, s: Scalar, cmp: crate::ops::binary::Cmp) -> Result<()> {
+    let op = CompareInPlace {
+        cmp,
+        scalar: Some(s),
+    };
+    apply_inplace(op, std::slice::from_ref(t))
+}
+
+/// Writes `value` into `dst` as torch's in-place ops that have no derivative do
+/// (logical_and_, bitwise_or_, ...): torch records nothing for them and makes no leaf
+/// check, so dst keeps its history and tangent; only the version counter moves on.
+pub fn write_untracked(dst: &Tensor, value: &Tensor) -> Result<()> {
+    check_cast(value.dtype(), dst.dtype())?;
+    check_fits(value, dst)?;
+    crate::autograd::mutation::before_write(dst)?;
+    let pair = [dst.clone(), value.clone()];
+    if crate::functorch::batched::any_batched(&pair) {
+        check_vmap_inplace(&pair, "inplace arithmetic")?;
+        crate::functorch::batched::write(dst, value)?;
+    } else {
+        write_into(dst, value)?;
+    }
+    check_inference_write(dst)?;
+    dst.bump_version();
+    Ok(())
+}
+
+/// torch's cast check of `dst.op_(other)`, made before the op runs: for an integer
+/// `dst` and a float `other` its message comes before the op's own dtype error.
+pub fn check_result_cast(dst: &Tensor, other: &Tensor) -> Result<()> {
+    let types = [
+        (dst.dtype(), dst.dim() == 0),
+        (other.dtype(), other.dim() == 0),
+    ];
+    check_cast(crate::dtype::result_type(&types, &[]), dst.dtype())
+}
+
+/// An in-place result must broadcast to the destination's own shape.
+fn check_fits(value: &Tensor, dst: &Tensor) -> Result<()> {
+    if value.shape() == dst.shape() {
+        return Ok(());
+    }
+    let b = crate::shape::broadcast_shapes(&value.shape(), &dst.shape())?;
+    if b.as_slice() != &*dst.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            crate::shape::fmt_dims(&dst.shape()),
+            crate::shape::fmt_dims(&b)
+        )));
+    }
+    Ok(())
 }

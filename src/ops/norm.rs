@@ -1,4 +1,5 @@
-//! `linalg.vector_norm` (LinalgVectorNormBackward0): the p-norm of the elements over
+//! `linalg.vector_norm` (LinalgVectorNormBackward0) and `dist` (DistBackward0, the
+//! norm of a difference, with the same weights): the p-norm of the elements over
 //! dims, for any real `ord` (0 counts non-zeros, ±inf takes the largest / smallest
 //! magnitude). torch.norm, linalg.norm and linalg.matrix_norm's 'fro' / ±1 / ±inf are
 //! built on it in python/ferrograd/linalg.py, as torch builds them.
@@ -50,7 +51,7 @@ fn nonzero_divisor(r: &Tensor) -> Result<Tensor> {
 }
 
 impl VectorNorm {
-    fn compute(&self, x: &Tensor) -> Result<Tensor> {
+    pub(crate) fn compute(&self, x: &Tensor) -> Result<Tensor> {
         let x = match self.dtype {
             Some(d) if d != x.dtype() => to_dtype(x, d)?,
             _ => x.clone(),
@@ -88,7 +89,7 @@ impl VectorNorm {
 
     /// Each element's weight (see the module docs); None for ord 0, whose gradient
     /// torch leaves undefined.
-    fn weights(&self, x: &Tensor, result: &Tensor) -> Result<Option<Tensor>> {
+    pub(crate) fn weights(&self, x: &Tensor, result: &Tensor) -> Result<Option<Tensor>> {
         let p = self.ord;
         if p == 0.0 {
             return Ok(None);
@@ -263,4 +264,93 @@ pub fn vector_norm(
         given_dims: dim.map(<[i64]>::to_vec),
     };
     apply1(op, std::slice::from_ref(x))
+}
+
+/// `dist(a, b, p)`: the p-norm of every element of `a - b` (broadcast), one node with
+/// both inputs as torch's DistBackward0; its weights are the norm's, of the difference.
+#[derive(Clone, Copy)]
+pub struct Dist {
+    pub p: f64,
+}
+
+impl Dist {
+    fn norm_of(&self, diff: &Tensor) -> Result<VectorNorm> {
+        Ok(VectorNorm {
+            ord: self.p,
+            dims: resolve_dims(diff, None)?,
+            keepdim: false,
+            dtype: None,
+            given_dims: None,
+        })
+    }
+}
+
+impl Op for Dist {
+    fn name(&self) -> &'static str {
+        "DistBackward0"
+    }
+    fn forward(&self, inputs: &[Tensor]) -> Result<Outputs> {
+        composite(inputs, |xs| {
+            let diff = crate::ops::binary::sub(&xs[0], &xs[1], Scalar::Int(1))?;
+            check_norm_dtype("linalg.vector_norm", diff.dtype(), None)?;
+            Ok(smallvec![self.norm_of(&diff)?.compute(&diff)?])
+        })
+    }
+    fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
+        smallvec![
+            Some(SaveRef::Input(0)),
+            Some(SaveRef::Input(1)),
+            Some(SaveRef::Output(0))
+        ]
+    }
+    fn vjp(&self, ctx: &VjpCtx) -> Result<Grads> {
+        let diff = crate::ops::binary::sub(ctx.saved(0)?, ctx.saved(1)?, Scalar::Int(1))?;
+        let norm = self.norm_of(&diff)?;
+        let Some(w) = norm.weights(&diff, ctx.saved(2)?)? else {
+            return Ok(smallvec![None, None]);
+        };
+        let g = mul(&ctx.grad(0)?, &w)?;
+        let other = ctx
+            .needs(1)
+            .then(|| crate::ops::unary::neg(&g))
+            .transpose()?;
+        Ok(smallvec![ctx.needs(0).then_some(g), other])
+    }
+    fn jvp(&self, ctx: &JvpCtx) -> Result<Tangents> {
+        let t = match (ctx.tangent(0), ctx.tangent(1)) {
+            (None, None) => return Ok(smallvec![None]),
+            (Some(a), None) => a.clone(),
+            (None, Some(b)) => crate::ops::unary::neg(b)?,
+            (Some(a), Some(b)) => crate::ops::binary::sub(a, b, Scalar::Int(1))?,
+        };
+        let diff = crate::ops::binary::sub(&ctx.primals[0], &ctx.primals[1], Scalar::Int(1))?;
+        let norm = self.norm_of(&diff)?;
+        let Some(w) = norm.weights(&diff, &ctx.outputs[0])? else {
+            return Ok(smallvec![None]);
+        };
+        // The tangent may be one side's only: broadcast it to the difference's shape.
+        let t = crate::ops::view::expand(&t, &diff.shape())?;
+        let along = real(&mul(&conj(&w)?, &t)?)?;
+        Ok(smallvec![Some(sum_over(&along, &norm.dims, false, false)?)])
+    }
+    /// The difference of the aligned operands, normed over each example's elements.
+    fn batch(&self, ctx: &BatchCtx) -> Result<Batched> {
+        let p = self.p;
+        let batched = ctx.inputs.iter().any(|(_, b)| b.is_some());
+        crate::ops::rules::batch_broadcast(ctx, |args| {
+            if !batched {
+                return dist(&args[0], &args[1], p);
+            }
+            let mut diff = crate::ops::binary::sub(&args[0], &args[1], Scalar::Int(1))?;
+            if diff.dim() == 1 {
+                diff = crate::ops::view::unsqueeze(&diff, 1)?;
+            }
+            let dims: Vec<i64> = (1..diff.dim() as i64).collect();
+            vector_norm(&diff, p, Some(&dims), false, None, "linalg.vector_norm")
+        })
+    }
+}
+
+pub fn dist(a: &Tensor, b: &Tensor, p: f64) -> Result<Tensor> {
+    apply1(Dist { p }, &[a.clone(), b.clone()])
 }

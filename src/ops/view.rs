@@ -451,24 +451,75 @@ pub fn expand_sizes(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
 }
 
 pub fn squeeze(x: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
-    match dims {
-        None => view_op(x, "SqueezeBackward0", ViewKind::Squeeze(None)),
-        Some(d) => {
-            let mut wrapped = Dims::new();
-            for &v in d {
-                let w = wrap_dim(v, x.dim())?;
-                if x.dim() > 0 && x.shape()[w] == 1 {
-                    wrapped.push(w);
-                }
-            }
-            let name = if d.len() == 1 {
-                "SqueezeBackward1"
-            } else {
-                "SqueezeBackward2"
-            };
-            view_op(x, name, ViewKind::Squeeze(Some(wrapped)))
+    let names = ["SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"];
+    let (form, kind) = squeeze_kind(x, dims)?;
+    view_op(x, names[form], kind)
+}
+
+/// Which of torch's three squeeze overloads `dims` calls (none, one dim, several), and
+/// the view: the dims of size 1 among them (a dim of another size stays).
+fn squeeze_kind(x: &Tensor, dims: Option<&[i64]>) -> Result<(usize, ViewKind)> {
+    let Some(d) = dims else {
+        return Ok((0, ViewKind::Squeeze(None)));
+    };
+    let mut wrapped = Dims::new();
+    for &v in d {
+        let w = wrap_dim(v, x.dim())?;
+        if x.dim() > 0 && x.shape()[w] == 1 {
+            wrapped.push(w);
         }
     }
+    let form = if d.len() == 1 { 1 } else { 2 };
+    Ok((form, ViewKind::Squeeze(Some(wrapped))))
+}
+
+// ---------------------------------------------------------------- in-place views
+
+/// The in-place views (`x.t_()`, `x.squeeze_(0)`, ...): x itself takes the view's
+/// layout over the same storage (its identity, version counter and base stay) and the
+/// view's node (`name`: torch's in-place one) as its history. The version moves on, as
+/// torch's does, so a value saved before the change is refused in backward.
+fn view_in_place(x: &Tensor, name: &'static str, kind: ViewKind) -> Result<()> {
+    if x.is_batched() {
+        return Err(Error::runtime(format!(
+            "vmap: the in-place view whose node is {name} is not supported inside vmap; use its out-of-place form"
+        )));
+    }
+    crate::ops::inplace::check_inplace(x)?;
+    let view = view_op(x, name, kind)?;
+    // Taken before the version moves on (after it, a view's grad_fn is regenerated).
+    let node = view.meta().grad_fn.clone();
+    x.set_data(&view)?;
+    x.bump_version();
+    if let Some(node) = node {
+        x.set_grad_fn(node, 0);
+    }
+    if crate::autograd::forward_ad::active() {
+        crate::autograd::forward_ad::copy_tangents(&view, x);
+    }
+    Ok(())
+}
+
+pub fn t_(x: &Tensor) -> Result<()> {
+    if x.dim() > 2 {
+        return Err(Error::runtime(format!(
+            "t_() expects a tensor with <= 2 dimensions, but self is {}D",
+            x.dim()
+        )));
+    }
+    let d = if x.dim() < 2 { 0 } else { 1 };
+    view_in_place(x, "TBackward1", ViewKind::Transpose(0, d))
+}
+pub fn transpose_(x: &Tensor, d0: i64, d1: i64) -> Result<()> {
+    view_in_place(x, "TransposeBackward1", ViewKind::Transpose(d0, d1))
+}
+pub fn unsqueeze_(x: &Tensor, dim: i64) -> Result<()> {
+    view_in_place(x, "UnsqueezeBackward1", ViewKind::Unsqueeze(dim))
+}
+pub fn squeeze_(x: &Tensor, dims: Option<&[i64]>) -> Result<()> {
+    let names = ["SqueezeBackward3", "SqueezeBackward4", "SqueezeBackward5"];
+    let (form, kind) = squeeze_kind(x, dims)?;
+    view_in_place(x, names[form], kind)
 }
 
 /// `squeeze_(0)` of a fresh product, as torch's matmul ends a vector-matrix product

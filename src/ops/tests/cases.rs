@@ -5,7 +5,7 @@ use crate::dtype::{DType, Scalar};
 use crate::kernels::kinds::{Extremum, Rounding};
 use crate::layout::Layout;
 use crate::ops::binary::{Add, Div, Mul, Pow, ScalarOp, ScalarOpKind, Sub, Where};
-use crate::ops::clamp::{Clamp, ClampTensor};
+use crate::ops::clamp::{Clamp, ClampFn, ClampTensor};
 use crate::ops::cumulative::{Cummax, Cumprod, Logcumsumexp};
 use crate::ops::diag::{DiagEmbed, DiagonalCopy};
 use crate::ops::extrema::{Amax, Pairwise};
@@ -329,6 +329,7 @@ fn base_cases() -> Vec<Case> {
                 Box::new(Clamp {
                     min: Some(Scalar::Float(-0.5)),
                     max: Some(Scalar::Float(0.7)),
+                    func: ClampFn::Clamp,
                 })
             },
             one,
@@ -340,6 +341,7 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: true,
                     has_max: true,
+                    func: ClampFn::Clamp,
                 })
             },
             clamp_bounds,
@@ -351,6 +353,7 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: true,
                     has_max: false,
+                    func: ClampFn::Min,
                 })
             },
             two,
@@ -362,6 +365,7 @@ fn base_cases() -> Vec<Case> {
                 Box::new(ClampTensor {
                     has_min: false,
                     has_max: true,
+                    func: ClampFn::Max,
                 })
             },
             two,
