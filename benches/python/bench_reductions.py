@@ -3,9 +3,10 @@ process (alternating blocks of calls; median ms per call and the ratio ferrograd
 ferrograd is faster). Inputs are float32; forward only, plus one case with backward.
 
 Cases: amax / prod / logsumexp / var over the rows of 1024x1024, sum over the rows (of
-x and of x.t()), amax over the columns, norm and nansum of all, softmax and log_softmax
-along the last dim of 1024x1024 (softmax along the first too), cumsum of 1024x1024 along
-each dim, gather / scatter_add / index_select on 1024x1024, and softmax forward + backward.
+x, of x.t() and of the slices x[:, ::2], x[::2], x[:, :512]), sum of all of x[:, ::2],
+amax over the columns, norm and nansum of all, softmax and log_softmax along the last
+dim of 1024x1024 (softmax along the first too), cumsum of 1024x1024 along each dim,
+gather / scatter_add / index_select on 1024x1024, and softmax forward + backward.
 """
 
 import sys
@@ -64,6 +65,10 @@ CASES = [
     ("prod(dim=1), 1024^2", reduction(lambda lib, x: x.prod(1)), 50),
     ("sum(dim=1), 1024^2", reduction(lambda lib, x: x.sum(1)), 50),
     ("sum(dim=1) of x.t(), 1024^2", reduction(lambda lib, x: x.t().sum(1)), 50),
+    ("sum(dim=1) of x[:, ::2], 1024^2", reduction(lambda lib, x: x[:, ::2].sum(1)), 50),
+    ("sum(dim=1) of x[::2], 1024^2", reduction(lambda lib, x: x[::2].sum(1)), 50),
+    ("sum(dim=1) of x[:, :512], 1024^2", reduction(lambda lib, x: x[:, :512].sum(1)), 50),
+    ("sum() of x[:, ::2], 1024^2", reduction(lambda lib, x: x[:, ::2].sum()), 50),
     ("amax(dim=0), 1024^2", reduction(lambda lib, x: x.amax(0)), 50),
     ("norm(), 1024^2", reduction(lambda lib, x: x.norm()), 50),
     ("nansum(), 1024^2", reduction(lambda lib, x: x.nansum()), 50),

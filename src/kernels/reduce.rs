@@ -7,6 +7,7 @@ use std::mem::MaybeUninit;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
+use crate::kernels::sum::{sum_rows, sum_trailing, Rows, SumElem, Term};
 use crate::kernels::{at_widest, strided, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::Dims;
@@ -80,17 +81,12 @@ pub fn reduce_rows<T: Element, U: Send>(
             o.write(row_fn(row));
         }
     };
-    let nd = x.layout().ndim();
-    let mut perm: SmallVec<[i64; 6]> = (0..nd)
-        .filter(|d| !dims.contains(d))
-        .map(|d| d as i64)
-        .collect();
-    perm.extend(dims.iter().map(|&d| d as i64));
-    let layout: Layout = x.layout().permute(&perm).expect("valid permutation");
-    let shape = &x.layout().shape;
-    let row_len: usize = dims.iter().map(|&d| shape[d]).product();
-    let out_len: usize = reduced_shape(shape, dims).iter().product();
-    let kept = nd - dims.len();
+    let RowsView {
+        layout,
+        kept,
+        row_len,
+        out_len,
+    } = RowsView::of(x, dims);
     let mut out: Vec<U> = Vec::with_capacity(out_len);
     let spare = &mut out.spare_capacity_mut()[..out_len];
     let parallel = out_len * row_len >= PARALLEL_GRAIN && out_len > 1;
@@ -135,6 +131,85 @@ pub fn reduce_rows<T: Element, U: Send>(
     // `out_len` rows, and wrote a result for each.
     unsafe { out.set_len(out_len) };
     out
+}
+
+/// `x` seen as rows: its layout with the kept dims first and the reduced ones last, the
+/// number of kept dims, the elements of a row and the number of rows.
+struct RowsView {
+    layout: Layout,
+    kept: usize,
+    row_len: usize,
+    out_len: usize,
+}
+
+impl RowsView {
+    fn of(x: &Data, dims: &[usize]) -> Self {
+        let nd = x.layout().ndim();
+        let mut perm: SmallVec<[i64; 6]> = (0..nd)
+            .filter(|d| !dims.contains(d))
+            .map(|d| d as i64)
+            .collect();
+        perm.extend(dims.iter().map(|&d| d as i64));
+        let shape = &x.layout().shape;
+        RowsView {
+            layout: x.layout().permute(&perm).expect("valid permutation"),
+            kept: nd - dims.len(),
+            row_len: dims.iter().map(|&d| shape[d]).product(),
+            out_len: reduced_shape(shape, dims).iter().product(),
+        }
+    }
+}
+
+/// The sums of the rows of a strided `x` reduced over `dims` (in row-major order of the
+/// kept dims), each bitwise equal to `sum_slice` of its row, through the row kernels
+/// that read four rows side by side: rows that are runs of storage (`x[::2]`,
+/// `x[:, :512]`) in place, other layouts from one row-major gather.
+pub fn sum_strided_rows<T: SumElem, W: Term>(x: &Data, dims: &[usize]) -> Vec<T> {
+    let RowsView {
+        layout,
+        kept,
+        row_len,
+        out_len,
+    } = RowsView::of(x, dims);
+    if row_len == 0 {
+        return vec![T::zero(); out_len];
+    }
+    let in_place = x.dtype() == T::DTYPE && Access::<T>::SLICEABLE;
+    if in_place && row_len >= ROW_RUN_MIN && rows_are_runs(&layout, kept) {
+        let rows = RunRows {
+            src: crate::kernels::access_as::<T>(x, layout),
+            kept,
+            len: row_len,
+        };
+        return sum_rows::<T, W, _>(&rows, out_len, row_len);
+    }
+    // SAFETY: read-only; the data is dropped before returning.
+    let data = unsafe { read_as::<T>(x, layout) };
+    sum_trailing::<T, W>(&data, out_len, row_len)
+}
+
+/// Rows that each lie as one run of storage (the dims after the first `kept` of the
+/// access's layout, `rows_are_runs`), found by the kept dims and read in place.
+struct RunRows<'a, T: Element> {
+    src: Access<'a, T>,
+    kept: usize,
+    len: usize,
+}
+
+impl<T: Element> Rows<T> for RunRows<'_, T> {
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        let layout = self.src.layout();
+        let (mut rest, mut start) = (i, layout.offset);
+        for d in (0..self.kept).rev() {
+            start += (rest % layout.shape[d]) * layout.strides[d];
+            rest /= layout.shape[d];
+        }
+        // SAFETY: the row is a run of the layout (`rows_are_runs`, checked where these
+        // rows are made); only read, and the rows never outlive the kernel that made
+        // them, during which nothing writes the storage.
+        unsafe { self.src.run(start, self.len) }.expect("a sliceable dtype")
+    }
 }
 
 /// Where `reduce_rows` reads its rows from.

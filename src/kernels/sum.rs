@@ -16,8 +16,9 @@
 //!
 //! Column sums (`sum_leading`) are the same with a row of columns in place of the lanes:
 //! a leaf adds `LEAF_ROWS` rows, leaves pair up by the counter, threads take fixed
-//! blocks of columns and fixed chunks of leaves. Row sums (`sum_trailing`) give each row
-//! exactly its `sum_slice`.
+//! blocks of columns and fixed chunks of leaves. Row sums (`sum_rows`, over any `Rows`:
+//! a contiguous matrix, rows of a strided view read in place) give each row exactly its
+//! `sum_slice`, so a strided view sums bitwise as its contiguous copy does.
 //!
 //! The order of the *reads* is free: kernels read four leaves or rows side by side (four
 //! memory streams are fetched faster than one), each still added in its own order.
@@ -225,15 +226,12 @@ fn add_lanes<A: Arith>(mut a: Lanes<A>, b: Lanes<A>) -> Lanes<A> {
     a
 }
 
-/// The lanes of `N` full leaves of `s` starting at `starts`, read side by side: the
+/// The lanes of `N` full leaves (the first `LEAF` elements of each), read side by side: the
 /// streams come from different pages, so the memory system fetches them in parallel
 /// (about 1.4x faster than one stream). Each leaf's additions stay in its own order.
 #[inline(always)]
-fn full_leaves<T: SumElem, W: Term, const N: usize>(
-    s: &[T],
-    starts: [usize; N],
-) -> [Lanes<T::Acc>; N] {
-    let leaves: [&[T]; N] = std::array::from_fn(|k| &s[starts[k]..starts[k] + LEAF]);
+fn full_leaves<T: SumElem, W: Term, const N: usize>(leaves: [&[T]; N]) -> [Lanes<T::Acc>; N] {
+    let leaves: [&[T]; N] = leaves.map(|leaf| &leaf[..LEAF]);
     let mut acc = [[T::Acc::zero(); LANES]; N];
     for r in 0..LEAF / LANES {
         for k in 0..N {
@@ -277,14 +275,15 @@ simd_dispatch! {
             let quarter = full / 4;
             for j in 0..quarter {
                 let at = [j, j + quarter, j + 2 * quarter, j + 3 * quarter];
-                let got = full_leaves::<T, W, 4>(group, at.map(|l| l * LEAF));
+                let got = full_leaves::<T, W, 4>(at.map(|l| &group[l * LEAF..]));
                 for (l, lanes) in at.into_iter().zip(got) {
                     sums[l] = lanes;
                 }
             }
             let mut l = 4 * quarter;
             if l + 2 <= full {
-                [sums[l], sums[l + 1]] = full_leaves::<T, W, 2>(group, [l * LEAF, (l + 1) * LEAF]);
+                [sums[l], sums[l + 1]] =
+                    full_leaves::<T, W, 2>([&group[l * LEAF..], &group[(l + 1) * LEAF..]]);
                 l += 2;
             }
             for (l, sum) in sums.iter_mut().enumerate().skip(l) {
@@ -334,23 +333,52 @@ pub fn sum_slice<T: SumElem, W: Term>(s: &[T]) -> T {
     T::narrow(fold_lanes(lanes))
 }
 
+/// The rows a row-sum kernel reads, all of one length: row `i` as a slice.
+pub trait Rows<T>: Sync {
+    fn row(&self, i: usize) -> &[T];
+}
+
+/// The rows of a row-major matrix of `inner` columns, row `i` starting at `i * pitch`.
+pub struct Pitched<'a, T> {
+    pub data: &'a [T],
+    pub inner: usize,
+    pub pitch: usize,
+}
+
+impl<T: Sync> Rows<T> for Pitched<'_, T> {
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        &self.data[i * self.pitch..i * self.pitch + self.inner]
+    }
+}
+
+/// `LANES` elements added into the lanes (a fixed-length array, so the loop vectorizes
+/// whatever the rows are read from).
+#[inline(always)]
+fn add_chunk<T: SumElem, W: Term>(acc: &mut Lanes<T::Acc>, chunk: &[T]) {
+    let chunk: &[T; LANES] = chunk.try_into().expect("a chunk of LANES elements");
+    for l in 0..LANES {
+        acc[l] = acc[l] + W::term(chunk[l]);
+    }
+}
+
 simd_dispatch! {
-    /// The lanes of four rows of a row-major matrix with `inner` columns (at most one
-    /// chunk), each exactly as `chunk_lanes` of that row: the rows' leaves are read side
-    /// by side, one stream per row.
-    fn four_rows_lanes<T: SumElem, W: Term>(x: &[T], inner: usize, rows: [usize; 4]) -> [Lanes<T::Acc>; 4] {
-        let starts = rows.map(|r| r * inner);
+    /// The lanes of four rows (of `inner` elements, at most one chunk), each exactly as
+    /// `chunk_lanes` of that row: the rows' leaves are read side by side, one stream per
+    /// row.
+    fn four_rows_lanes<T: SumElem, W: Term, R: Rows<T>>(rows: &R, inner: usize, at: [usize; 4]) -> [Lanes<T::Acc>; 4] {
+        let rows = at.map(|i| rows.row(i));
         let full = inner / LEAF;
         let mut cascades: [Cascade<Lanes<T::Acc>>; 4] = std::array::from_fn(|_| Cascade::new());
         for l in 0..full {
-            let got = full_leaves::<T, W, 4>(x, starts.map(|s| s + l * LEAF));
+            let got = full_leaves::<T, W, 4>(rows.map(|row| &row[l * LEAF..]));
             for (cascade, lanes) in cascades.iter_mut().zip(got) {
                 cascade.push(0, lanes, &add_lanes);
             }
         }
         if !inner.is_multiple_of(LEAF) {
-            for (cascade, s) in cascades.iter_mut().zip(starts) {
-                cascade.push(0, leaf_lanes::<T, W>(&x[s + full * LEAF..s + inner]), &add_lanes);
+            for (cascade, row) in cascades.iter_mut().zip(rows) {
+                cascade.push(0, leaf_lanes::<T, W>(&row[full * LEAF..inner]), &add_lanes);
             }
         }
         // Finished in place: `array::map` would move the four cascades (a memcpy each).
@@ -370,25 +398,24 @@ simd_dispatch! {
     /// `sum_slice` of its row (a cascade of one leaf is that leaf). The four rows are
     /// read side by side, and many quads go through one call: a call per quad, with its
     /// frame and its folds out of line, cost more than the additions of short rows.
-    fn short_rows<T: SumElem, W: Term>(x: &[T], inner: usize, q: usize, from: usize, out: &mut [[T; 4]]) -> () {
-        let body = inner / LANES;
+    fn short_rows<T: SumElem, W: Term, R: Rows<T>>(rows: &R, q: usize, from: usize, out: &mut [[T; 4]]) -> () {
         for (j, sums) in out.iter_mut().enumerate() {
             let i = from + j;
-            let starts = [i * inner, (i + q) * inner, (i + 2 * q) * inner, (i + 3 * q) * inner];
+            // Four named rows: indexed out of an array of slices, the loop went scalar.
+            let (r0, r1, r2, r3) = (rows.row(i), rows.row(i + q), rows.row(i + 2 * q), rows.row(i + 3 * q));
+            let body = r0.len() / LANES;
             let mut acc = [[T::Acc::zero(); LANES]; 4];
             // Plain loops: inside a closure, as `array::map` takes, they would lose the
             // target features.
             for r in 0..body {
-                for k in 0..4 {
-                    let row = &x[starts[k] + r * LANES..starts[k] + (r + 1) * LANES];
-                    for l in 0..LANES {
-                        acc[k][l] = acc[k][l] + W::term(row[l]);
-                    }
-                }
+                let at = r * LANES..(r + 1) * LANES;
+                add_chunk::<T, W>(&mut acc[0], &r0[at.clone()]);
+                add_chunk::<T, W>(&mut acc[1], &r1[at.clone()]);
+                add_chunk::<T, W>(&mut acc[2], &r2[at.clone()]);
+                add_chunk::<T, W>(&mut acc[3], &r3[at]);
             }
-            for k in 0..4 {
-                let tail = &x[starts[k] + body * LANES..starts[k] + inner];
-                for (a, &v) in acc[k].iter_mut().zip(tail) {
+            for (k, row) in [r0, r1, r2, r3].into_iter().enumerate() {
+                for (a, &v) in acc[k].iter_mut().zip(&row[body * LANES..]) {
                     *a = *a + W::term(v);
                 }
                 sums[k] = T::narrow(fold_lanes(acc[k]));
@@ -398,11 +425,22 @@ simd_dispatch! {
 }
 
 /// Sums of the rows of a contiguous `outer`×`inner` matrix (a reduction over trailing
-/// dims), each bitwise equal to `sum_slice` of its row. Rows that fit one chunk are read
-/// four at a time, one from each quarter of the matrix (far-apart streams fetch best).
+/// dims), each bitwise equal to `sum_slice` of its row.
 pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) -> Vec<T> {
+    let rows = Pitched {
+        data: x,
+        inner,
+        pitch: inner,
+    };
+    sum_rows::<T, W, _>(&rows, outer, inner)
+}
+
+/// Sums of `outer` rows of `inner` elements each, each bitwise equal to `sum_slice` of
+/// its row. Rows that fit one chunk are read four at a time, one from each quarter of
+/// the rows (far-apart streams fetch best).
+pub fn sum_rows<T: SumElem, W: Term, R: Rows<T>>(rows: &R, outer: usize, inner: usize) -> Vec<T> {
     let big = outer * inner >= PARALLEL_GRAIN;
-    let row_sum = |i: usize| sum_slice::<T, W>(&x[i * inner..(i + 1) * inner]);
+    let row_sum = |i: usize| sum_slice::<T, W>(rows.row(i));
     if !(LANES..=LEAF * CHUNK_LEAVES).contains(&inner) || outer < 4 {
         return if big && outer > 1 {
             par_map(outer, row_sum)
@@ -414,8 +452,7 @@ pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) ->
     let quads: Vec<[T; 4]> = if inner <= LEAF {
         let mut quads = vec![[T::zero(); 4]; q];
         let per_task = (TASK_ELEMENTS / (4 * inner)).max(1);
-        let task =
-            |t: usize, out: &mut [[T; 4]]| short_rows::<T, W>(x, inner, q, t * per_task, out);
+        let task = |t: usize, out: &mut [[T; 4]]| short_rows::<T, W, R>(rows, q, t * per_task, out);
         if big {
             par_chunks_mut(&mut quads, per_task, task);
         } else {
@@ -423,7 +460,7 @@ pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) ->
         }
         quads
     } else {
-        four_row_quads::<T, W>(x, inner, q, big)
+        four_row_quads::<T, W, R>(rows, inner, q, big)
     };
     let mut out: Vec<T> = (0..4)
         .flat_map(|k| quads.iter().map(move |s| s[k]))
@@ -435,10 +472,15 @@ pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) ->
 /// Elements one task of `short_rows` reads.
 const TASK_ELEMENTS: usize = 1 << 15;
 
-/// The quads of `sum_trailing` for rows longer than a leaf (up to one chunk).
-fn four_row_quads<T: SumElem, W: Term>(x: &[T], inner: usize, q: usize, big: bool) -> Vec<[T; 4]> {
+/// The quads of `sum_rows` for rows longer than a leaf (up to one chunk).
+fn four_row_quads<T: SumElem, W: Term, R: Rows<T>>(
+    rows: &R,
+    inner: usize,
+    q: usize,
+    big: bool,
+) -> Vec<[T; 4]> {
     let quad = |i: usize| {
-        let lanes = four_rows_lanes::<T, W>(x, inner, [i, i + q, i + 2 * q, i + 3 * q]);
+        let lanes = four_rows_lanes::<T, W, R>(rows, inner, [i, i + q, i + 2 * q, i + 3 * q]);
         lanes.map(|l| T::narrow(fold_lanes(l)))
     };
     if big {
@@ -606,6 +648,27 @@ mod tests {
             for (i, s) in got.iter().enumerate() {
                 let alone = sum_slice::<_, Plain>(&x[i * inner..(i + 1) * inner]);
                 assert_eq!(s.to_bits(), alone.to_bits(), "{outer}x{inner}, row {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn pitched_rows_sum_as_each_row_alone() {
+        let x = data(1 << 20);
+        for (outer, inner, pitch) in [(130, 512, 1024), (9, 3 * LEAF + 5, 7000), (21, 40, 41)] {
+            let rows = Pitched {
+                data: &x[..],
+                inner,
+                pitch,
+            };
+            let got = sum_rows::<_, Plain, _>(&rows, outer, inner);
+            for (i, s) in got.iter().enumerate() {
+                let alone = sum_slice::<_, Plain>(&x[i * pitch..i * pitch + inner]);
+                assert_eq!(
+                    s.to_bits(),
+                    alone.to_bits(),
+                    "{outer}x{inner}/{pitch}, row {i}"
+                );
             }
         }
     }

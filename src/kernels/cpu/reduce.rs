@@ -5,9 +5,10 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::kernels::kinds::Reduce;
 use crate::kernels::reduce::{
-    in_memory_order, reduce_columns, reduce_rows, reduced_shape, strided_columns_copy, ColumnFold,
+    in_memory_order, reduce_columns, reduce_rows, reduced_shape, strided_columns_copy,
+    sum_strided_rows, ColumnFold,
 };
-use crate::kernels::sum::{sum_leading, sum_slice, sum_trailing, NanAsZero, Plain, Square, Term};
+use crate::kernels::sum::{sum_leading, sum_trailing, NanAsZero, Plain, Square, Term};
 use crate::kernels::traits::{Arith, Real};
 use crate::kernels::vmath::logsumexp_row;
 use crate::kernels::{at_widest, cast_data, data_from};
@@ -115,7 +116,7 @@ fn sum<W: Term>(x: &Data, dims: &[usize], dtype: DType) -> Result<Data> {
             };
             return Ok(data_from(sums, &out_shape));
         }
-        Ok(data_from(reduce_rows::<T, T>(x, dims, sum_slice::<T, W>), &out_shape))
+        Ok(data_from(sum_strided_rows::<T, W>(x, dims), &out_shape))
     })
 }
 

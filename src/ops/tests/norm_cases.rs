@@ -1,8 +1,8 @@
-//! Rule-check entries for issue 11's norms, scatter_reduce and unfold (see `cases`).
+//! Rule-check entries for issue 11's norms (and dist), scatter_reduce and unfold (see `cases`).
 
 use crate::dtype::DType;
 use crate::kernels::kinds::ScatterReduce;
-use crate::ops::norm::VectorNorm;
+use crate::ops::norm::{Dist, VectorNorm};
 use crate::ops::scatter_reduce::ScatterReduceOp;
 use crate::ops::view::{ViewKind, ViewOp};
 use crate::ops::Op;
@@ -34,8 +34,15 @@ fn scattered(d: DType) -> Vec<Tensor> {
     vec![randn(&[3, 4], d), index, randn(&[2, 4], d)]
 }
 
+/// dist's operands: [3, 4] and [4] (broadcast).
+fn pair(d: DType) -> Vec<Tensor> {
+    vec![randn(&[3, 4], d), randn(&[4], d)]
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        c("dist_2", true, |_| Box::new(Dist { p: 2.0 }), pair),
+        c("dist_3", false, |_| Box::new(Dist { p: 3.0 }), pair),
         c("vector_norm_2", true, |_| norm(2.0, &[0, 1], false), one),
         c("vector_norm_1_dim", true, |_| norm(1.0, &[1], true), one),
         c("vector_norm_3_dim", false, |_| norm(3.0, &[0], false), one),
