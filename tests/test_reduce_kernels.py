@@ -250,6 +250,7 @@ SLICED = [
     ((60, 70, 80), lambda x: x[:, 5:60], (0, 2)),
     ((30, 1, 900), lambda x: _expand(x, (30, 40, 900))[:, :, ::2], (2,)),  # stride 0
     ((300, 200), lambda x: x[::2, ::2], (0, 1)),  # everything: one row
+    ((1200, 900), lambda x: x[::2, 1::2], (0, 1)),  # one long row, gathered in chunks
     ((40, 5000), lambda x: x[:, 100:4600], (1,)),  # rows longer than a leaf, in place
     ((202, 300), lambda x: x[:, ::3], (1,)),  # stepped gathers (steps 3 and 4)
     ((203, 300), lambda x: x[1:, ::4], (1,)),

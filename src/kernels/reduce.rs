@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
-use crate::kernels::sum::{sum_rows, sum_trailing, Rows, SumElem, Term};
+use crate::kernels::sum::{sum_in_chunks, sum_rows, sum_trailing, Rows, SumElem, Term, SUM_CHUNK};
 use crate::kernels::{at_widest, strided, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::Dims;
@@ -182,6 +182,14 @@ pub fn sum_strided_rows<T: SumElem, W: Term>(x: &Data, dims: &[usize]) -> Vec<T>
             len: row_len,
         };
         return sum_rows::<T, W, _>(&rows, out_len, row_len);
+    }
+    if in_place && out_len == 1 && row_len > SUM_CHUNK {
+        // One long sum (`x[:, ::2].sum()`): gathered a chunk at a time.
+        let src = crate::kernels::access_as::<T>(x, layout.clone());
+        if let Some(pieces) = strided::Pieces::new(&src) {
+            let fill = |from, to, buf: &mut Vec<T>| pieces.gather_into(from, to, buf);
+            return vec![sum_in_chunks::<T, W>(row_len, fill)];
+        }
     }
     // SAFETY: read-only; the data is dropped before returning.
     let data = unsafe { read_as::<T>(x, layout) };

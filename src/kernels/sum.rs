@@ -362,6 +362,36 @@ fn add_chunk<T: SumElem, W: Term>(acc: &mut Lanes<T::Acc>, chunk: &[T]) {
     }
 }
 
+/// Elements of one chunk of a long sum (see the note).
+pub const SUM_CHUNK: usize = LEAF * CHUNK_LEAVES;
+
+/// The sum of `len` elements that `fill(from, to, buf)` puts into `buf` a chunk at a
+/// time (a strided tensor's gather, piece by piece: each piece stays in cache), bitwise
+/// equal to `sum_slice` of all of them, whose chunks these are.
+pub fn sum_in_chunks<T: SumElem, W: Term>(
+    len: usize,
+    fill: impl Fn(usize, usize, &mut Vec<T>) + Sync,
+) -> T {
+    let count = len.div_ceil(SUM_CHUNK);
+    let lanes_into = |i: usize, buf: &mut Vec<T>| {
+        fill(i * SUM_CHUNK, len.min((i + 1) * SUM_CHUNK), buf);
+        chunk_lanes::<T, W>(buf)
+    };
+    if len <= SUM_CHUNK {
+        let mut buf = Vec::new();
+        fill(0, len, &mut buf);
+        return sum_slice::<T, W>(&buf);
+    }
+    let chunks: Vec<Lanes<T::Acc>> = if len >= PARALLEL_GRAIN && crate::threads::num_threads() > 1 {
+        par_map(count, |i| lanes_into(i, &mut Vec::new()))
+    } else {
+        let mut buf = Vec::new();
+        (0..count).map(|i| lanes_into(i, &mut buf)).collect()
+    };
+    let lanes = merge_chunks(chunks, len.is_multiple_of(SUM_CHUNK), add_lanes).expect("len > 0");
+    T::narrow(fold_lanes(lanes))
+}
+
 simd_dispatch! {
     /// The lanes of four rows (of `inner` elements, at most one chunk), each exactly as
     /// `chunk_lanes` of that row: the rows' leaves are read side by side, one stream per
