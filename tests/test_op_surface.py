@@ -503,6 +503,22 @@ def test_ravel():
     assert r.is_contiguous() and r.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
 
 
+def test_sum_to_size():
+    x = f64(2, 3, 4, requires_grad=True)
+    for size, name in (((3, 1), "ViewBackward0"), ((1, 4), "ViewBackward0"),
+                       ((4,), "ViewBackward0"), ((1, 1, 1), "SumBackward1")):
+        y = x.sum_to_size(*size)
+        assert tuple(y.shape) == size and node(y) == name
+    assert torch.allclose(x.sum_to_size(3, 1), x.sum((0, 2)).reshape(3, 1))
+    assert torch.allclose(x.sum_to_size((1, 4)), x.sum((0, 1)).reshape(1, 4))
+    assert x.sum_to_size(2, 3, 4) is x
+    assert gradcheck(lambda t: t.sum_to_size(3, 1), (x,))
+    with pytest.raises(RuntimeError, match=r"size \{\[5\]\} is not expandable to size"):
+        x.sum_to_size(5)
+    with pytest.raises(RuntimeError, match="is not expandable"):
+        x.sum_to_size(1, 2, 3, 4)
+
+
 def test_diff():
     a = f64(10, requires_grad=True)
     d2 = torch.diff(a, n=2)

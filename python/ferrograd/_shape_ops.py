@@ -1,9 +1,9 @@
 """More of torch's CompositeImplicitAutograd ops, built from ferrograd's as torch builds
 them, so their graphs hold the same nodes: the numpy-style splits (`hsplit`, `vsplit`,
 `dsplit`: slices), `split_with_sizes`, `atleast_1d/2d/3d`, `broadcast_shapes`, `ravel`,
-`diff` (SubBackward0 of two narrows), `float_power` (ToCopyBackward0 then PowBackward),
-`pinverse` (linalg.pinv) and `ger` (outer); the module form of `dist`; and the methods
-`outer` and `broadcast_to`.
+`sum_to_size`, `diff` (SubBackward0 of two narrows), `float_power` (ToCopyBackward0 then
+PowBackward), `pinverse` (linalg.pinv) and `ger` (outer); the module form of `dist`; and
+the methods `outer` and `broadcast_to`.
 """
 
 from . import _C
@@ -144,6 +144,24 @@ def broadcast_shapes(*shapes):
     return Size(out)
 
 
+def _sum_to_size(self, *size):
+    """This tensor summed down to `size`, a shape it expands from: leading dims summed
+    away, dims of size 1 in `size` summed with keepdim (one sum, then a view where dims
+    were dropped, as torch's sum_to)."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    size, shape = tuple(int(s) for s in size), tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s not in (1, n) for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if size == shape:
+        return self
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
+    summed = self.sum(dims, keepdim=True) if dims else self
+    return summed.view(size) if lead else summed
+
+
 def ravel(input):
     """The elements as one dim: a view of a contiguous tensor, else of a copy."""
     return input.contiguous().view(-1)
@@ -232,6 +250,7 @@ _METHODS = {
     "dsplit": dsplit,
     "split_with_sizes": split_with_sizes,
     "ravel": ravel,
+    "sum_to_size": _sum_to_size,
     "diff": diff,
     "float_power": float_power,
     "float_power_": _float_power_,
