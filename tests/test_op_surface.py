@@ -146,6 +146,7 @@ def test_comparison_aliases():
 
 
 def test_comparison_in_place_errors():
+    """The leaf refusal is C97's, as for add_."""
     with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match"):
         torch.ones(3).eq_(torch.ones(2, 3))
     with pytest.raises(TypeError, match=r"eq_\(\) received an invalid combination"):
@@ -171,7 +172,7 @@ def test_comparison_in_place_under_vmap():
 
 def test_logical_in_place_writes_without_recording():
     """torch records nothing for these: the tensor keeps its history (and a leaf that
-    requires grad is not refused); the version moves on."""
+    requires grad is not refused, unlike C97); the version moves on (C26)."""
     x = torch.tensor([1.0, 0.0, 2.0], requires_grad=True)
     z = x * 1
     before = z._version
@@ -238,6 +239,7 @@ VIEWS = [
 
 @pytest.mark.parametrize("name,args,node_name,ref", VIEWS, ids=[v[0] for v in VIEWS])
 def test_in_place_view(name, args, node_name, ref):
+    """An in-place view bumps the version as any in-place op does (C26)."""
     base = f64(3, 4)
     leaf = base.clone().requires_grad_()
     z = leaf * 1
@@ -281,6 +283,7 @@ def test_in_place_view_of_a_view_keeps_its_base():
 
 
 def test_in_place_view_errors():
+    """The leaf refusal is C97's."""
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         torch.ones(2, 3, requires_grad=True).t_()
     with pytest.raises(RuntimeError, match=r"t_\(\) expects a tensor with <= 2 dimensions"):
@@ -290,6 +293,7 @@ def test_in_place_view_errors():
 
 
 def test_in_place_view_after_save_is_refused_in_backward():
+    """C92: a value saved before the in-place view is refused in backward."""
     x = f64(1, 3, 1, requires_grad=True)
     w = f64(1, 3, 1, requires_grad=True)
     z = x * 1

@@ -9,7 +9,7 @@ the methods `outer` and `broadcast_to`.
 from . import _C
 from ._C import Tensor as _T
 from ._composite import _install_methods, _wrap_dim, tensor_split
-from ._functional import _broadcast_pair, broadcast_to, outer
+from ._functional import _C_TYPE, _broadcast_pair, broadcast_to, outer
 from ._size import Size
 
 __all__ = [
@@ -211,12 +211,9 @@ def float_power(input, exponent):
 def _float_power_(self, exponent):
     dtype = _float_power_dtype(self, exponent)
     if self.dtype != dtype:
-        names = {_C.float64: "Double", _C.complex128: "ComplexDouble"}
-        from ._functional import _C_TYPE
-
         raise RuntimeError(
             f"the base given to float_power_ has dtype {_C_TYPE[self.dtype]} but the "
-            f"operation's result requires dtype {names[dtype]}"
+            f"operation's result requires dtype {_C_TYPE[dtype]}"
         )
     if isinstance(exponent, _T):
         exponent = exponent.to(dtype)

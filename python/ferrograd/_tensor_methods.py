@@ -18,40 +18,28 @@ from ._composite import _install_methods
 _UNSIGNED = {_C.uint8, _C.bool}
 
 
-def _size_args(size, name):
-    """`new_zeros(2, 3)`, `new_zeros((2, 3))` and `new_zeros(Size)` as one list."""
-    if len(size) == 1 and not isinstance(size[0], int):
-        size = size[0]
-    try:
-        return [int(s) for s in size]
-    except TypeError:
-        raise TypeError(
-            f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-            f"{type(size).__name__}"
-        ) from None
-
-
-def _new(self, make, name, size, dtype, device, requires_grad, *extra):
+def _new(self, make, size, dtype, device, requires_grad, *extra):
+    """`make(size, ...)` in this tensor's dtype and device unless told otherwise (the
+    factory parses `size` as torch's does: ints, one tuple or list, or a Size)."""
     dtype = self.dtype if dtype is None else dtype
     device = self.device if device is None else device
-    shape = _size_args(size, name)
-    return make(shape, *extra, dtype=dtype, device=device, requires_grad=requires_grad)
+    return make(*size, *extra, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **_ignored):
-    return _new(self, _C.zeros, "new_zeros", size, dtype, device, requires_grad)
+    return _new(self, _C.zeros, size, dtype, device, requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **_ignored):
-    return _new(self, _C.ones, "new_ones", size, dtype, device, requires_grad)
+    return _new(self, _C.ones, size, dtype, device, requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **_ignored):
-    return _new(self, _C.empty, "new_empty", size, dtype, device, requires_grad)
+    return _new(self, _C.empty, size, dtype, device, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **_ignored):
-    return _new(self, _C.full, "new_full", (size,), dtype, device, requires_grad, fill_value)
+    return _new(self, _C.full, (size,), dtype, device, requires_grad, fill_value)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_ignored):
@@ -66,9 +54,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **_i
             stacklevel=2,
         )
         data = data.detach()
-    dtype = self.dtype if dtype is None else dtype
-    device = self.device if device is None else device
-    return _C.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _new(self, _C.tensor, (data,), dtype, device, requires_grad)
 
 
 def type_as(self, other):
@@ -81,7 +67,7 @@ def type_as(self, other):
 
 
 def is_signed(self):
-    return self.dtype not in _UNSIGNED and not str(self.dtype).startswith("ferrograd.uint")
+    return self.dtype not in _UNSIGNED
 
 
 def is_conj(self):
