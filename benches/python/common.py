@@ -64,29 +64,38 @@ def measure_ns(fn, *, repeat=5, number=1, warmup=1, reduce="min"):
 
 
 #: Pause before each block of calls, long enough for the other library's idle worker
-#: threads to go to sleep (ferrograd's team stays awake 3 ms after a kernel; torch's
-#: libgomp threads spin for a count of pause instructions, which outlasted 5 ms on an AMD
-#: EPYC (Zen 4), where it halved ferrograd's 2-thread speed in the next block): on a small
-#: machine, waiting threads of one library take cores from the other. Not much longer
-#: either: after some 20 ms idle, the cores of a virtual machine run the next
-#: milliseconds of work slowly, for both libraries.
-SETTLE_S = 0.01
+#: threads to go to sleep: on a small machine, waiting threads of one library take cores
+#: from the other. ferrograd's team stays awake 3 ms after a kernel; torch's libgomp
+#: threads spun for 10 ms of CPU time after a parallel region (measured from their
+#: schedstat on a 2-core AMD EPYC), and a 10 ms pause halved ferrograd's 2-thread speed in
+#: the next block.
+SETTLE_S = 0.015
+#: Untimed calls at the start of each block, for at least this long: after the pause, a
+#: sleeping worker thread took 3 to 10 ms to run again on a virtual machine (torch's
+#: first call waits for it; ferrograd's caller starts alone and the member joins later),
+#: so timing from the second call measured the wake-up, not the steady state of calls
+#: back to back that a user's loop sees. Both libraries get the same warm-up.
+WARM_S = 0.01
 #: Blocks per library per case: load drift during a case hits both libraries alike.
 BLOCKS = 5
 
 
 def alternating_blocks_us(calls, rounds):
     """Median microseconds per call of each of `calls`, timed in alternating blocks: each
-    library in turn gets a settle pause, one untimed call, then its share of `rounds`
-    timed calls, `BLOCKS` times over. Alternating single calls instead would time each
-    library while the other's thread pool is still spinning, which no user sees."""
+    library in turn gets a settle pause, `WARM_S` of untimed calls (one at least), then
+    its share of `rounds` timed calls, `BLOCKS` times over. Alternating single calls
+    instead would time each library while the other's thread pool is still spinning,
+    which no user sees."""
     samples = [[] for _ in calls]
     blocks = min(BLOCKS, rounds)
     per_block = max(1, -(-rounds // blocks))
     for _ in range(blocks):
         for i, fn in enumerate(calls):
             time.sleep(SETTLE_S)
+            warm_until = time.perf_counter() + WARM_S
             fn()
+            while time.perf_counter() < warm_until:
+                fn()
             for _ in range(per_block):
                 start = time.perf_counter_ns()
                 fn()

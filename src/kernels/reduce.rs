@@ -7,7 +7,9 @@ use std::mem::MaybeUninit;
 use smallvec::SmallVec;
 
 use crate::dtype::Element;
-use crate::kernels::sum::{sum_in_chunks, sum_rows, sum_trailing, Rows, SumElem, Term, SUM_CHUNK};
+use crate::kernels::sum::{
+    sum_in_chunks, sum_rows, sum_rows_in_pieces, sum_trailing, Rows, SumElem, Term, SUM_CHUNK,
+};
 use crate::kernels::{at_widest, strided, PARALLEL_GRAIN};
 use crate::layout::Layout;
 use crate::shape::Dims;
@@ -183,12 +185,19 @@ pub fn sum_strided_rows<T: SumElem, W: Term>(x: &Data, dims: &[usize]) -> Vec<T>
         };
         return sum_rows::<T, W, _>(&rows, out_len, row_len);
     }
-    if in_place && out_len == 1 && row_len > SUM_CHUNK {
-        // One long sum (`x[:, ::2].sum()`): gathered a chunk at a time.
+    let (one_long_sum, rows_of_a_chunk) =
+        (out_len == 1 && row_len > SUM_CHUNK, row_len <= SUM_CHUNK);
+    if in_place && (one_long_sum || rows_of_a_chunk) {
+        // Gathered a piece at a time: a chunk of one long sum (`x[:, ::2].sum()`), or a
+        // block of rows (`x[:, ::2].sum(1)`).
         let src = crate::kernels::access_as::<T>(x, layout.clone());
         if let Some(pieces) = strided::Pieces::new(&src) {
             let fill = |from, to, buf: &mut Vec<T>| pieces.gather_into(from, to, buf);
-            return vec![sum_in_chunks::<T, W>(row_len, fill)];
+            return if one_long_sum {
+                vec![sum_in_chunks::<T, W>(row_len, fill)]
+            } else {
+                sum_rows_in_pieces::<T, W>(out_len, row_len, fill)
+            };
         }
     }
     // SAFETY: read-only; the data is dropped before returning.

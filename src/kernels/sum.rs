@@ -469,7 +469,16 @@ pub fn sum_trailing<T: SumElem, W: Term>(x: &[T], outer: usize, inner: usize) ->
 /// its row. Rows that fit one chunk are read four at a time, one from each quarter of
 /// the rows (far-apart streams fetch best).
 pub fn sum_rows<T: SumElem, W: Term, R: Rows<T>>(rows: &R, outer: usize, inner: usize) -> Vec<T> {
-    let big = outer * inner >= PARALLEL_GRAIN;
+    sum_rows_split::<T, W, R>(rows, outer, inner, outer * inner >= PARALLEL_GRAIN)
+}
+
+/// `sum_rows`, split over the intra-op team when `big`.
+fn sum_rows_split<T: SumElem, W: Term, R: Rows<T>>(
+    rows: &R,
+    outer: usize,
+    inner: usize,
+    big: bool,
+) -> Vec<T> {
     let row_sum = |i: usize| sum_slice::<T, W>(rows.row(i));
     if !(LANES..=LEAF * CHUNK_LEAVES).contains(&inner) || outer < 4 {
         return if big && outer > 1 {
@@ -501,6 +510,38 @@ pub fn sum_rows<T: SumElem, W: Term, R: Rows<T>>(rows: &R, outer: usize, inner: 
 
 /// Elements one task of `short_rows` reads.
 const TASK_ELEMENTS: usize = 1 << 15;
+
+/// Sums of `outer` rows of `inner` elements (at most one chunk each) that `fill(from, to,
+/// buf)` gathers into `buf` a block of whole rows at a time (row-major positions
+/// `from..to` of a strided tensor), each bitwise equal to `sum_slice` of its row. Each
+/// task gathers and sums its own block, which stays in cache: gathering all the rows
+/// first, then summing them, read and wrote the whole tensor once more.
+pub fn sum_rows_in_pieces<T: SumElem, W: Term>(
+    outer: usize,
+    inner: usize,
+    fill: impl Fn(usize, usize, &mut Vec<T>) + Sync,
+) -> Vec<T> {
+    let per_task = (TASK_ELEMENTS / inner.max(1)).max(1);
+    let block_sums = |b: usize, buf: &mut Vec<T>| {
+        let (first, end) = (b * per_task, outer.min((b + 1) * per_task));
+        fill(first * inner, end * inner, buf);
+        let rows = Pitched {
+            data: buf.as_slice(),
+            inner,
+            pitch: inner,
+        };
+        sum_rows_split::<T, W, _>(&rows, end - first, inner, false)
+    };
+    let blocks = outer.div_ceil(per_task);
+    let sums: Vec<Vec<T>> = if outer * inner >= PARALLEL_GRAIN && crate::threads::num_threads() > 1
+    {
+        par_map(blocks, |b| block_sums(b, &mut Vec::new()))
+    } else {
+        let mut buf = Vec::new();
+        (0..blocks).map(|b| block_sums(b, &mut buf)).collect()
+    };
+    sums.concat()
+}
 
 /// The quads of `sum_rows` for rows longer than a leaf (up to one chunk).
 fn four_row_quads<T: SumElem, W: Term, R: Rows<T>>(
