@@ -113,12 +113,105 @@ def test_forward(op, sample, dtype):
             np.testing.assert_array_equal(g, w)
 
 
+# ----------------------------------------------------------------------------- float16, bfloat16
+
+# Entries torch does not compute in float16 / bfloat16 on the CPU: the decompositions and
+# what is built on them. Both libraries raise (NotImplementedError or RuntimeError).
+NO_LOW_PRECISION = {
+    "linalg.inv", "linalg.inv_ex", "inverse", "linalg.det", "det", "linalg.slogdet",
+    "slogdet", "logdet", "linalg.solve", "linalg.solve_ex", "linalg.solve_triangular",
+    "linalg.cholesky", "linalg.cholesky_ex", "linalg.qr", "linalg.eigh", "linalg.eigvalsh",
+    "linalg.svd", "linalg.svdvals", "linalg.pinv", "cholesky_solve", "cholesky_inverse",
+    "linalg.lstsq", "linalg.eig", "linalg.eigvals", "linalg.householder_product", "orgqr",
+}
+# Matrix norms through the singular values (torch's SVD has no float16 / bfloat16 either).
+SVD_ORDS = (2, -2, "nuc")
+# Results torch gives as complex32 (ComplexHalf), a dtype ferrograd does not have: ferrograd
+# raises NotImplementedError for float16 inputs (torch itself has no bfloat16 complex).
+COMPLEX32_RESULTS = {"view_as_complex", "complex", "polar"}
+# Entries that make their input complex64 first (opdb._complex_view), so their results
+# are float32 whatever the input's width.
+WIDENED_FIRST = {"real", "imag", "view_as_real"}
+LOW_PRECISION_DTYPES = ("float16", "bfloat16")
+# rtol per dtype: a few units of its rounding (2^-11, 2^-8), as the inputs agree exactly
+# and the results differ only by the narrow type's roundings (torch computes in float32
+# and stores narrow, as ferrograd does).
+LOW_PRECISION_RTOL = {"float16": 4e-3, "bfloat16": 3e-2}
+
+
+def _narrowed(sample, dtype):
+    """The sample's float32 tensors as `dtype` tensors, and as the float32 tensors of
+    those same (rounded) values."""
+    narrow = [to_tensor(a) for a in sample.args]
+    narrow = [a.to(dtype) if _is_f32(a) else a for a in narrow]
+    wide = [a.float() if _is_f32(a, dtype) else a for a in narrow]
+    return narrow, wide
+
+
+def _is_f32(a, dtype=None):
+    return isinstance(a, torch.Tensor) and a.dtype == (dtype or torch.float32)
+
+
+def _low_precision_refused(op, sample, dtype) -> bool:
+    """Whether the op refuses `dtype` inputs for this sample, as torch's does (or, for
+    COMPLEX32_RESULTS, for want of complex32)."""
+    return (
+        op.name in NO_LOW_PRECISION
+        or (op.name == "linalg.matrix_norm" and sample.kwargs.get("ord") in SVD_ORDS)
+        or op.name in COMPLEX32_RESULTS
+    )
+
+
+def _low_precision_cases(refused: bool):
+    return [
+        pytest.param(*p.values, dtype, id=f"{p.id}-{dtype}")
+        for dtype in LOW_PRECISION_DTYPES
+        for p in _cases("float32")
+        if _low_precision_refused(*p.values, dtype) == refused
+        and any(_is_f32(to_tensor(a)) for a in p.values[1].args)
+    ]
+
+
+@pytest.mark.parametrize("op, sample, dtype", _low_precision_cases(refused=False))
+def test_forward_low_precision(op, sample, dtype):
+    """float16 / bfloat16 results agree with float32's on the same values (issue 11)."""
+    narrow_dtype = getattr(torch, dtype)
+    narrow, wide = _narrowed(sample, narrow_dtype)
+    got = _flat(op.op(*narrow, **sample.kwargs))
+    want = _flat(op.op(*wide, **sample.kwargs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        if w.dtype == torch.float32:
+            assert g.dtype == (torch.float32 if op.name in WIDENED_FIRST else narrow_dtype)
+            rtol = LOW_PRECISION_RTOL[dtype]
+            np.testing.assert_allclose(
+                g.detach().float().numpy(), w.detach().numpy(), rtol=rtol, atol=rtol
+            )
+        else:
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
+
+
+@pytest.mark.parametrize("op, sample, dtype", _low_precision_cases(refused=True))
+def test_low_precision_refused_as_torch(op, sample, dtype):
+    narrow, _ = _narrowed(sample, getattr(torch, dtype))
+    refusals = (NotImplementedError, RuntimeError)
+    with pytest.raises(NotImplementedError if op.name in COMPLEX32_RESULTS else refusals):
+        op.op(*narrow, **sample.kwargs)
+
+
 # ----------------------------------------------------------------------------- gradients
 
 
 # Batching rules the gradient checks may hit: only the ops' own missing ones
 # (NO_BATCHING_RULE; gather and scatter, which max/min along a dim use, have theirs).
 BATCHED_GRAD_MISSING = NO_BATCHING_RULE
+
+
+# The batched checks `_checked` dropped, as (entry name, check): tools/opdb_counts.py
+# reports them.
+DROPPED_BATCHED_CHECKS: list[tuple[str, str]] = []
 
 
 def _checked(check, op, fn, inputs, **kwargs):
@@ -135,7 +228,7 @@ def _checked(check, op, fn, inputs, **kwargs):
             missing = missing_rule(ex.__cause__)
             if not batched or missing not in BATCHED_GRAD_MISSING.get(op.name, ()):
                 raise
-        batched.pop(0)
+        DROPPED_BATCHED_CHECKS.append((op.name, batched.pop(0)))
 
 
 @pytest.mark.parametrize("op, sample", _cases("float64", lambda op: op.supports_grad))

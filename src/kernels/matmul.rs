@@ -1,5 +1,5 @@
-//! Matrix products on strided operands: the `gemm` crate for f16/f32/f64/complex,
-//! a plain loop for integers and bfloat16 (via f32).
+//! Matrix products on strided operands: the `gemm` crate for f16/f32/f64/complex, a
+//! plain loop for integers (bfloat16 products arrive as float32 ones: `ops::linalg`).
 
 use smallvec::smallvec;
 

@@ -3,10 +3,11 @@
 
 use smallvec::{smallvec, SmallVec};
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::matmul::MatRef;
 use crate::ops::binary::mul;
-use crate::ops::device::{backend, wrap};
+use crate::ops::device::{backend, cast, wrap};
 use crate::ops::rules::{
     batch_front, batch_size, bilinear_jvp, front_or_expand, linear_jvp, to_front,
 };
@@ -60,6 +61,12 @@ fn batch_offsets(t: &Tensor, batch: usize) -> Vec<usize> {
 /// (`m`/`n` dims absent). Shapes must already be checked.
 fn product(a: &Tensor, b: &Tensor, out_shape: &[usize]) -> Result<Tensor> {
     check_same_dtype(a, b)?;
+    if a.dtype() == DType::BF16 {
+        // Computed in float32 and rounded once, as torch's bfloat16 products are: the
+        // kernel's plain loop added in bfloat16 and lost tens of ulps where terms cancel.
+        let wide = product(&cast(a, DType::F32)?, &cast(b, DType::F32)?, out_shape)?;
+        return cast(&wide, DType::BF16);
+    }
     let batch = if a.dim() == 3 { a.shape()[0] } else { 1 };
     let (m, k, a_row, a_col) = match a.dim() {
         1 => (1, a.shape()[0], None, Some(0)),

@@ -15,7 +15,9 @@ use crate::ops::reduce::sum;
 use crate::ops::roll::{roll, wrap_dim_of};
 use crate::ops::rules::{composite, fit, sum_tangents, to_front};
 use crate::ops::unary::conj;
-use crate::ops::view::{diagonal, expand, restride, squeeze, unsqueeze, ViewKind};
+use crate::ops::view::{
+    contiguous, diagonal, expand, permute, reshape, restride, squeeze, unsqueeze, ViewKind,
+};
 use crate::ops::{
     apply1, BatchCtx, Batched, Grads, JvpCtx, Op, Outputs, SaveRef, SavedAttr, Tangents, VjpCtx,
 };
@@ -58,7 +60,7 @@ impl Product {
             Product::Mm => mm(a, b),
             Product::Mv => mv(a, b),
             Product::Bmm => bmm(a, b),
-            Product::SumBmm => sum(&bmm(a, b)?, Some(&[0]), false, None),
+            Product::SumBmm => joined_product(a, b),
         }
     }
     /// The product where either factor may carry a leading batch dim (matmul broadcasts
@@ -104,6 +106,18 @@ impl Product {
         };
         Ok((ga, gb))
     }
+}
+
+/// addbmm's sum over the batch of `a[i] @ b[i]` as one product over the joined
+/// contraction, `(n, B·k) @ (B·k, m)`: the matmul kernel adds the batch's terms in its
+/// accumulator and rounds once, as torch's addbmm does for float16 and bfloat16; a sum of
+/// the B products rounded each to the narrow type first was off by tens of its ulps where
+/// they cancel.
+fn joined_product(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (batch, n, k) = (a.shape()[0], a.shape()[1], a.shape()[2]);
+    let m = b.shape()[2];
+    let joined_a = reshape(&contiguous(&permute(a, &[1, 0, 2])?)?, &[n, batch * k])?;
+    mm(&joined_a, &reshape(b, &[batch * k, m])?)
 }
 
 /// A bilinear op's saves: each of the two factors at `first` and `first + 1`, kept only
