@@ -1,14 +1,26 @@
 //! Kernel throughput: the 1024³ float32 matmul (reported as elements = 2·n³ flops), memory-
 //! bound ops on 16M float32 values (reported in bytes read + written, so criterion prints
-//! GB/s), and the vectorized math of kernels::vmath on 256x256 elements, per function, f32
-//! and f64, at every SIMD level this CPU runs (`Scalar` is libm per element).
+//! GB/s), the vectorized math of kernels::vmath on 256x256 elements, per function, f32
+//! and f64, at every SIMD level this CPU runs (`Scalar` is libm per element), and issue
+//! 11's large ops: reductions, scans, sort / topk, gather / scatter / index_add on
+//! 1024x1024 float32 (bytes of the input), and the float64 decompositions of 256x256
+//! (elements = n³, so criterion prints n³ per second).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ferrograd::kernels::vmath::{map_at, pow_at, Elem, Level, Unary};
 use ferrograd::ops::binary::{add, mul_scalar};
-use ferrograd::ops::creation::randn;
-use ferrograd::ops::linalg::mm;
-use ferrograd::ops::reduce::sum;
+use ferrograd::ops::creation::{randint, randn};
+use ferrograd::ops::decomp::{cholesky::cholesky, lu, qr::qr, spectral};
+use ferrograd::ops::extrema::amax;
+use ferrograd::ops::index::{gather, index_select, scatter};
+use ferrograd::ops::index_write::index_add;
+use ferrograd::ops::linalg::{matmul, mm};
+use ferrograd::ops::prod::prod;
+use ferrograd::ops::reduce::{sum, Extreme};
+use ferrograd::ops::scan::cumsum;
+use ferrograd::ops::softmax::{logsumexp, softmax};
+use ferrograd::ops::sort::{sort, topk};
+use ferrograd::ops::view::transpose;
 use ferrograd::{DType, Scalar};
 
 fn bench_matmul(c: &mut Criterion) {
@@ -39,6 +51,80 @@ fn bench_memory_bound(c: &mut Criterion) {
     group.bench_function("add", |b| b.iter(|| add(&x, &y).unwrap()));
     group.throughput(bytes(1));
     group.bench_function("sum", |b| b.iter(|| sum(&x, None, false, None).unwrap()));
+    group.finish();
+}
+
+/// Issue 11's reductions, scans, sorts and index ops on a 1024x1024 float32 matrix, along
+/// its rows unless named otherwise, in bytes of the input read.
+fn bench_reductions_and_indexing(c: &mut Criterion) {
+    let n = 1024;
+    let x = randn(&[n, n], DType::F32).unwrap();
+    let rows = randint(0, n as i64, &[n], DType::I64).unwrap();
+    let per_row = randint(0, n as i64, &[n, n], DType::I64).unwrap();
+    let base = randn(&[n, n], DType::F32).unwrap();
+    let mut group = c.benchmark_group("rows_f32_1024x1024");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(4 * (n * n) as u64));
+    group.bench_function("sum_dim1", |b| {
+        b.iter(|| sum(&x, Some(&[1]), false, None).unwrap())
+    });
+    group.bench_function("amax_dim1", |b| {
+        b.iter(|| amax(&x, Extreme::Max, Some(&[1]), false).unwrap())
+    });
+    group.bench_function("amax_dim0", |b| {
+        b.iter(|| amax(&x, Extreme::Max, Some(&[0]), false).unwrap())
+    });
+    group.bench_function("prod_dim1", |b| {
+        b.iter(|| prod(&x, Some(1), false, None).unwrap())
+    });
+    group.bench_function("logsumexp_dim1", |b| {
+        b.iter(|| logsumexp(&x, &[1], false).unwrap())
+    });
+    group.bench_function("softmax_dim1", |b| {
+        b.iter(|| softmax(&x, 1, false, None).unwrap())
+    });
+    group.bench_function("cumsum_dim0", |b| b.iter(|| cumsum(&x, 0, None).unwrap()));
+    group.bench_function("cumsum_dim1", |b| b.iter(|| cumsum(&x, 1, None).unwrap()));
+    group.bench_function("sort_dim1", |b| b.iter(|| sort(&x, 1, false).unwrap()));
+    group.bench_function("topk10_dim1", |b| b.iter(|| topk(&x, 10, 1, true).unwrap()));
+    group.bench_function("gather_dim1", |b| {
+        b.iter(|| gather(&x, 1, &per_row).unwrap())
+    });
+    group.bench_function("scatter_add_dim1", |b| {
+        b.iter(|| scatter(&base, 1, &per_row, Some(&x), None, true).unwrap())
+    });
+    group.bench_function("index_select_dim0", |b| {
+        b.iter(|| index_select(&x, 0, &rows).unwrap())
+    });
+    group.bench_function("index_add_dim0", |b| {
+        b.iter(|| index_add(&base, 0, &rows, &x, Scalar::Int(1)).unwrap())
+    });
+    group.finish();
+}
+
+/// The float64 decompositions of one 256x256 matrix (symmetric positive definite, for all
+/// of them alike), in elements = n³ per call.
+fn bench_decompositions(c: &mut Criterion) {
+    let n = 256;
+    let r = randn(&[n, n], DType::F64).unwrap();
+    let spd = add(
+        &mul_scalar(
+            &matmul(&r, &transpose(&r, 0, 1).unwrap()).unwrap(),
+            Scalar::Float(1.0 / n as f64),
+        )
+        .unwrap(),
+        &ferrograd::ops::creation::eye(n, n, DType::F64).unwrap(),
+    )
+    .unwrap();
+    let mut group = c.benchmark_group("decomp_f64_256");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements((n * n * n) as u64));
+    group.bench_function("inv", |b| b.iter(|| lu::inv(&spd).unwrap()));
+    group.bench_function("det", |b| b.iter(|| lu::det(&spd).unwrap()));
+    group.bench_function("cholesky", |b| b.iter(|| cholesky(&spd, false).unwrap()));
+    group.bench_function("qr", |b| b.iter(|| qr(&spd, "reduced").unwrap()));
+    group.bench_function("eigh", |b| b.iter(|| spectral::eigh(&spd, "L").unwrap()));
+    group.bench_function("svd", |b| b.iter(|| spectral::svd(&spd, false).unwrap()));
     group.finish();
 }
 
@@ -88,5 +174,12 @@ fn bench_vmath(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_matmul, bench_memory_bound, bench_vmath);
+criterion_group!(
+    benches,
+    bench_matmul,
+    bench_memory_bound,
+    bench_vmath,
+    bench_reductions_and_indexing,
+    bench_decompositions
+);
 criterion_main!(benches);
