@@ -271,6 +271,20 @@ def test_long_indices_wrap_in_every_block():
         x[_long_index(N_LONG, {150_000: N_LONG})]
 
 
+def test_take_reads_strided_indices_in_their_order():
+    # take selects through the flat tensor's index_select, then wraps negatives on refusal.
+    a = np.arange(60.0).reshape(3, 4, 5)
+    idx = np.array([[0, -1, 7], [59, -60, 3]])
+    x = torch.from_numpy(a)
+    for index in (torch.from_numpy(idx).t(), torch.from_numpy(idx)[:, ::2]):
+        assert not index.is_contiguous()
+        want = a.reshape(-1)[index.numpy()]
+        np.testing.assert_array_equal(x.take(index).numpy(), want)
+        assert x.take(index).shape == index.shape
+    with pytest.raises(IndexError, match="tried to access index -61 on a tensor of 60"):
+        x.take(torch.tensor([[1, -61]]).t())
+
+
 @pytest.mark.skipif(IS_REAL_TORCH, reason="torch names any one of the bad indices (a race)")
 def test_long_indices_report_the_first_bad_one_in_index_order():
     x = torch.arange(float(N_LONG))

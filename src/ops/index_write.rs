@@ -6,10 +6,11 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::ops::advanced_index::{index, index_put, nonzero, wrap_index, IndexFill};
 use crate::ops::binary::mul_scalar;
 use crate::ops::creation::{zeros, zeros_like};
-use crate::ops::device::backend;
+use crate::ops::device::{backend, wrap};
 use crate::ops::index::{index_select, masked_fill};
 use crate::ops::reduce::sum_to_size;
 use crate::ops::rules::{batch_size, composite, front_or_expand, linear_jvp};
@@ -20,6 +21,7 @@ use crate::ops::{
     Tangents, VjpCtx,
 };
 use crate::shape::{broadcast_shapes, fmt_dims, wrap_dim};
+use crate::storage::Data;
 use crate::tensor::Tensor;
 
 /// The jvp of an op with inputs `[x, index or mask, source]`, linear in (x, source):
@@ -316,17 +318,30 @@ impl Op for Take {
         composite(inputs, |inputs| {
             let (x, idx) = (&inputs[0], &inputs[1]);
             let n = x.numel();
-            // Indexing the flat tensor checks and wraps the indices itself; only when it
-            // refuses is the offending index looked up again, for take's own message.
-            match index(&reshape(x, &[n])?, &[Some(idx.clone())]) {
-                Ok(out) => Ok(smallvec![out]),
-                Err(refused) => match backend(x)?.wrap_index(&idx.data(), n, true)? {
-                    Err(i) => Err(Error::index(format!(
-                        "out of range: tried to access index {i} on a tensor of {n} elements."
-                    ))),
-                    Ok(_) => Err(refused),
-                },
-            }
+            let out_of_range = |i: i64| {
+                Error::index(format!(
+                    "out of range: tried to access index {i} on a tensor of {n} elements."
+                ))
+            };
+            // The indices select single elements of the flat tensor through index_select's
+            // row kernel (through advanced indexing, with its plan, a million indices took
+            // three times as long). It refuses negative indices: only then are they
+            // wrapped (or the first one out of range reported) and selected again.
+            let line = reshape(x, &[n])?;
+            let flat = Layout::contiguous(&[idx.numel()]);
+            let select = |index: &Data| backend(x)?.index_select(&line.data(), 0, index);
+            let picked = match select(&reshape(idx, &[idx.numel()])?.data())? {
+                Ok(picked) => picked,
+                Err(_) => {
+                    let wrapped = backend(x)?
+                        .wrap_index(&idx.data(), n, true)?
+                        .map_err(out_of_range)?;
+                    select(&wrapped.with_layout(flat)?)?.map_err(out_of_range)?
+                }
+            };
+            Ok(smallvec![wrap(
+                picked.with_layout(Layout::contiguous(&idx.shape()))?
+            )])
         })
     }
     fn save(&self, _needs: &[bool]) -> SmallVec<[Option<SaveRef>; 2]> {
