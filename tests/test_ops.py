@@ -143,18 +143,18 @@ def _narrowed(sample, dtype):
     """The sample's float32 tensors as `dtype` tensors, and as the float32 tensors of
     those same (rounded) values."""
     narrow = [to_tensor(a) for a in sample.args]
-    narrow = [a.to(dtype) if _is_f32(a) else a for a in narrow]
-    wide = [a.float() if _is_f32(a, dtype) else a for a in narrow]
+    narrow = [a.to(dtype) if _is_tensor_of(a, torch.float32) else a for a in narrow]
+    wide = [a.float() if _is_tensor_of(a, dtype) else a for a in narrow]
     return narrow, wide
 
 
-def _is_f32(a, dtype=None):
-    return isinstance(a, torch.Tensor) and a.dtype == (dtype or torch.float32)
+def _is_tensor_of(a, dtype) -> bool:
+    return isinstance(a, torch.Tensor) and a.dtype == dtype
 
 
-def _low_precision_refused(op, sample, dtype) -> bool:
-    """Whether the op refuses `dtype` inputs for this sample, as torch's does (or, for
-    COMPLEX32_RESULTS, for want of complex32)."""
+def _low_precision_refused(op, sample) -> bool:
+    """Whether the op refuses float16 / bfloat16 inputs for this sample, as torch's does
+    (or, for COMPLEX32_RESULTS, for want of complex32)."""
     return (
         op.name in NO_LOW_PRECISION
         or (op.name == "linalg.matrix_norm" and sample.kwargs.get("ord") in SVD_ORDS)
@@ -167,14 +167,15 @@ def _low_precision_cases(refused: bool):
         pytest.param(*p.values, dtype, id=f"{p.id}-{dtype}")
         for dtype in LOW_PRECISION_DTYPES
         for p in _cases("float32")
-        if _low_precision_refused(*p.values, dtype) == refused
-        and any(_is_f32(to_tensor(a)) for a in p.values[1].args)
+        if _low_precision_refused(*p.values) == refused
+        and any(_is_tensor_of(to_tensor(a), torch.float32) for a in p.values[1].args)
     ]
 
 
 @pytest.mark.parametrize("op, sample, dtype", _low_precision_cases(refused=False))
 def test_forward_low_precision(op, sample, dtype):
-    """float16 / bfloat16 results agree with float32's on the same values (issue 11)."""
+    """float16 / bfloat16 results (dtypes autograd takes, C3) agree with float32's on the
+    same values (issue 11)."""
     narrow_dtype = getattr(torch, dtype)
     narrow, wide = _narrowed(sample, narrow_dtype)
     got = _flat(op.op(*narrow, **sample.kwargs))
